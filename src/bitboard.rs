@@ -1,0 +1,273 @@
+//! Sets of squares as 64-bit words.
+//!
+//! The layout is *padded*: square index `i` (number minus one) lives at bit
+//! `i + i/10`, leaving a ghost bit after every second row. With that gap, one
+//! diagonal step is the same shift on every row (5 or 6 bits), so whole sets
+//! of men can be moved or tested for captures with a few shifts and masks.
+//! Row steps are 1 bit and column steps 11 bits; a per-direction mask keeps
+//! every shift on the board.
+
+use crate::geometry::{Direction, Square};
+use std::fmt;
+
+/// A set of squares.
+///
+/// ```
+/// use frisian_tb::{Bitboard, Square};
+/// let bb: Bitboard = [1, 5, 46].iter().map(|&n| Square::new(n).unwrap()).collect();
+/// assert_eq!(bb.count(), 3);
+/// assert!(bb.contains(Square::new(46).unwrap()));
+/// assert_eq!(bb.squares().map(|s| s.number()).collect::<Vec<_>>(), vec![1, 5, 46]);
+/// ```
+#[derive(Copy, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Bitboard(pub(crate) u64);
+
+const fn bit_of(i: usize) -> u32 {
+    (i + i / 10) as u32
+}
+
+const fn build_square_bits() -> [u64; 50] {
+    let mut t = [0u64; 50];
+    let mut i = 0;
+    while i < 50 {
+        t[i] = 1u64 << bit_of(i);
+        i += 1;
+    }
+    t
+}
+
+const fn build_bit_squares() -> [u8; 64] {
+    let mut t = [u8::MAX; 64];
+    let mut i = 0;
+    while i < 50 {
+        t[bit_of(i) as usize] = i as u8;
+        i += 1;
+    }
+    t
+}
+
+static SQUARE_BIT: [u64; 50] = build_square_bits();
+static BIT_SQUARE: [u8; 64] = build_bit_squares();
+
+/// Bit shift of one step in each direction (positive: toward higher bits).
+const SHIFT: [i32; 8] = [-6, -5, 5, 6, -1, 1, -11, 11];
+
+const fn build_step_masks() -> [u64; 8] {
+    let mut t = [0u64; 8];
+    let mut d = 0;
+    while d < 8 {
+        let (dr, dc) = Direction::ALL[d].delta();
+        let mut i = 0;
+        while i < 50 {
+            let s = Square::from_index(i);
+            if let Some(n) = Square::from_coords(s.row() + dr, s.col() + dc) {
+                // The padded layout makes every step in one direction the same shift.
+                assert!(bit_of(n.index()) as i32 - bit_of(i) as i32 == SHIFT[d]);
+                t[d] |= 1u64 << bit_of(i);
+            }
+            i += 1;
+        }
+        d += 1;
+    }
+    t
+}
+
+/// `STEP_MASK[d]`: the squares from which one step in direction `d` stays on the board.
+static STEP_MASK: [u64; 8] = build_step_masks();
+
+const ALL_BITS: u64 = {
+    let mut m = 0;
+    let mut i = 0;
+    while i < 50 {
+        m |= 1u64 << bit_of(i);
+        i += 1;
+    }
+    m
+};
+
+const fn range_bits(lo: usize, hi: usize) -> u64 {
+    let mut m = 0;
+    let mut i = lo - 1;
+    while i < hi {
+        m |= 1u64 << bit_of(i);
+        i += 1;
+    }
+    m
+}
+
+impl Bitboard {
+    /// White's promotion row, 1-5.
+    pub const WHITE_PROMOTION: Bitboard = Bitboard(range_bits(1, 5));
+    /// Black's promotion row, 46-50.
+    pub const BLACK_PROMOTION: Bitboard = Bitboard(range_bits(46, 50));
+
+    /// The empty set.
+    pub const EMPTY: Bitboard = Bitboard(0);
+    /// All 50 squares.
+    pub const ALL: Bitboard = Bitboard(ALL_BITS);
+
+    /// The set holding just `sq`.
+    #[inline]
+    pub fn from_square(sq: Square) -> Bitboard {
+        Bitboard(SQUARE_BIT[sq.index()])
+    }
+
+    /// The set of squares with the given numbers; numbers outside 1-50 are ignored.
+    pub fn from_numbers(numbers: &[u32]) -> Bitboard {
+        numbers.iter().filter_map(|&n| Square::new(n)).collect()
+    }
+
+    /// Whether `sq` is in the set.
+    #[inline]
+    pub fn contains(self, sq: Square) -> bool {
+        self.0 & SQUARE_BIT[sq.index()] != 0
+    }
+
+    /// Number of squares in the set.
+    #[inline]
+    pub const fn count(self) -> u32 {
+        self.0.count_ones()
+    }
+
+    /// Whether the set is empty.
+    #[inline]
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether the set is not empty.
+    #[inline]
+    pub const fn any(self) -> bool {
+        self.0 != 0
+    }
+
+    /// The set with `sq` added.
+    #[inline]
+    pub fn with(self, sq: Square) -> Bitboard {
+        Bitboard(self.0 | SQUARE_BIT[sq.index()])
+    }
+
+    /// The set with `sq` removed.
+    #[inline]
+    pub fn without(self, sq: Square) -> Bitboard {
+        Bitboard(self.0 & !SQUARE_BIT[sq.index()])
+    }
+
+    /// The lowest-numbered square, if any.
+    #[inline]
+    pub fn first(self) -> Option<Square> {
+        if self.0 == 0 {
+            None
+        } else {
+            Some(Square::from_index(BIT_SQUARE[self.0.trailing_zeros() as usize] as usize))
+        }
+    }
+
+    /// Iterator over the squares in ascending order.
+    #[inline]
+    pub fn squares(self) -> Squares {
+        Squares(self.0)
+    }
+
+    /// Every square moved one step in `dir`; squares that would leave the board drop out.
+    #[inline]
+    pub fn shift(self, dir: Direction) -> Bitboard {
+        let d = dir as usize;
+        let masked = self.0 & STEP_MASK[d];
+        let s = SHIFT[d];
+        Bitboard(if s > 0 { masked << s } else { masked >> -s })
+    }
+
+    /// The board turned 180 degrees (each square `s` to `51 - s`).
+    pub fn flip(self) -> Bitboard {
+        self.squares().map(Square::flip).collect()
+    }
+}
+
+/// Iterator over the squares of a [`Bitboard`], ascending.
+pub struct Squares(u64);
+
+impl Iterator for Squares {
+    type Item = Square;
+    #[inline]
+    fn next(&mut self) -> Option<Square> {
+        if self.0 == 0 {
+            return None;
+        }
+        let b = self.0.trailing_zeros();
+        self.0 &= self.0 - 1;
+        Some(Square::from_index(BIT_SQUARE[b as usize] as usize))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.0.count_ones() as usize;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Squares {}
+
+impl FromIterator<Square> for Bitboard {
+    fn from_iter<I: IntoIterator<Item = Square>>(iter: I) -> Bitboard {
+        iter.into_iter().fold(Bitboard::EMPTY, Bitboard::with)
+    }
+}
+
+macro_rules! bitop {
+    ($tr:ident, $f:ident, $atr:ident, $af:ident, $op:tt) => {
+        impl std::ops::$tr for Bitboard {
+            type Output = Bitboard;
+            #[inline]
+            fn $f(self, rhs: Bitboard) -> Bitboard {
+                Bitboard(self.0 $op rhs.0)
+            }
+        }
+        impl std::ops::$atr for Bitboard {
+            #[inline]
+            fn $af(&mut self, rhs: Bitboard) {
+                self.0 = self.0 $op rhs.0;
+            }
+        }
+    };
+}
+bitop!(BitAnd, bitand, BitAndAssign, bitand_assign, &);
+bitop!(BitOr, bitor, BitOrAssign, bitor_assign, |);
+bitop!(BitXor, bitxor, BitXorAssign, bitxor_assign, ^);
+
+impl std::ops::Not for Bitboard {
+    type Output = Bitboard;
+    /// Complement within the 50 squares (ghost bits stay clear).
+    #[inline]
+    fn not(self) -> Bitboard {
+        Bitboard(!self.0 & ALL_BITS)
+    }
+}
+
+impl fmt::Debug for Bitboard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.squares()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shifts_agree_with_the_neighbour_table() {
+        for s in Square::all() {
+            for d in Direction::ALL {
+                let shifted = Bitboard::from_square(s).shift(d);
+                match s.step(d) {
+                    Some(n) => assert_eq!(shifted, Bitboard::from_square(n), "{s:?} {d:?}"),
+                    None => assert!(shifted.is_empty(), "{s:?} {d:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn complement_stays_on_the_board() {
+        assert_eq!((!Bitboard::EMPTY).count(), 50);
+        assert_eq!(Bitboard::ALL.squares().count(), 50);
+    }
+}

@@ -1,0 +1,52 @@
+//! # frisian-tb
+//!
+//! Rules engine, endgame tablebase generator and prober for **Frisian
+//! draughts**: international draughts (10x10, squares 1-50) in which every
+//! piece also captures along rows and columns, captures follow a weighted
+//! majority rule, and king play is limited by the three-move and seven-move
+//! rules. The rules implemented are those of `RULES.md`, in two rule sets:
+//! [`RuleSet::Official`] (FMJD) and [`RuleSet::Lidraughts`] (the servers).
+//!
+//! ```
+//! use frisian_tb::{fen, RuleSet};
+//!
+//! // The rulebook's example (2d-III): after 32-27 20-24 33-29 24x33 White has four captures.
+//! let mut pos = fen::parse("W:W31-50:B1-20", RuleSet::Official).unwrap();
+//! for text in ["32-27", "20-24", "33-29", "24x33"] {
+//!     let m = frisian_tb::moves::parse_move(text, &pos.legal_moves()).unwrap();
+//!     pos = pos.play(&m);
+//! }
+//! let mut moves: Vec<String> = pos.legal_moves().iter().map(|m| m.to_string()).collect();
+//! moves.sort();
+//! assert_eq!(moves, ["34x32", "38x29", "39x28", "43x23"]);
+//! ```
+//!
+//! ## Modules
+//! - [`geometry`]: squares, directions, neighbour and ray tables.
+//! - [`bitboard`]: sets of squares.
+//! - [`piece`]: sides and pieces.
+//! - [`position`]: a checked position with its counter state; playing moves.
+//! - [`movegen`]: legal move generation.
+//! - [`moves`]: the move type and PDN notation.
+//! - [`rules`]: rule sets, capture values, counters, adjudication.
+//! - [`fen`]: FEN input and output.
+//! - [`perft`]: move-tree counting.
+
+#![warn(missing_docs)]
+
+pub mod bitboard;
+pub mod fen;
+pub mod geometry;
+pub mod movegen;
+pub mod moves;
+pub mod perft;
+pub mod piece;
+pub mod position;
+pub mod rules;
+
+pub use bitboard::Bitboard;
+pub use geometry::{Direction, Square};
+pub use moves::{Move, MoveError, MoveList};
+pub use piece::{Piece, Role, Side};
+pub use position::{Position, PositionError, Setup};
+pub use rules::{Ending, KingCount, Outcome, RuleSet, SevenMove, Wdl};

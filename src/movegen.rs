@@ -1,0 +1,294 @@
+//! Legal move generation.
+//!
+//! Captures are compulsory (rulebook 2d-II). When any capture exists, the legal
+//! moves are the complete capture sequences of the highest value (2d-V, 2g-II),
+//! made by a king if a king has one of that value (2g-I), each listed once per
+//! (origin, destination, captured set). Otherwise they are the ordinary moves,
+//! less those of a king that the three-move rule blocks (2h-I).
+
+use crate::bitboard::Bitboard;
+use crate::geometry::{Direction, Square, NEIGHBOUR, NONE, RAYS};
+use crate::moves::{Move, MoveList, MAX_PATH};
+use crate::piece::Side;
+use crate::position::Position;
+use crate::rules::RuleSet;
+
+/// The diagonal directions in which a man of `side` moves.
+#[inline]
+const fn forward(side: Side) -> [Direction; 2] {
+    match side {
+        Side::White => [Direction::UpLeft, Direction::UpRight],
+        Side::Black => [Direction::DownLeft, Direction::DownRight],
+    }
+}
+
+impl Position {
+    /// All legal moves.
+    ///
+    /// ```
+    /// use frisian_tb::{Position, RuleSet};
+    /// let start = Position::initial(RuleSet::Official);
+    /// assert_eq!(start.legal_moves().len(), 9);
+    /// ```
+    pub fn legal_moves(&self) -> MoveList {
+        let mut out = MoveList::new();
+        self.generate_moves(&mut out);
+        out
+    }
+
+    /// All legal moves into `out` (cleared first); reuse `out` to avoid allocating.
+    pub fn generate_moves(&self, out: &mut MoveList) {
+        out.clear();
+        if self.has_capture() {
+            self.generate_captures(out);
+        } else {
+            self.generate_quiet(out);
+        }
+    }
+
+    /// The number of legal moves, counting ordinary moves without building them.
+    pub fn count_moves(&self) -> usize {
+        if self.has_capture() {
+            let mut out = MoveList::new();
+            self.generate_captures(&mut out);
+            return out.len();
+        }
+        self.count_quiet()
+    }
+
+    /// [`Position::count_moves`] with a caller-provided buffer for captures.
+    pub fn count_moves_with(&self, buf: &mut MoveList) -> usize {
+        if self.has_capture() {
+            buf.clear();
+            self.generate_captures(buf);
+            return buf.len();
+        }
+        self.count_quiet()
+    }
+
+    /// Whether the side to move has a capture (and so must capture).
+    pub fn has_capture(&self) -> bool {
+        let us = self.turn;
+        let enemy = self.pieces(us.opponent());
+        let empty = !self.occupied();
+        let men = self.men(us);
+        for d in Direction::ALL {
+            if ((men.shift(d) & enemy).shift(d) & empty).any() {
+                return true;
+            }
+        }
+        self.kings(us).squares().any(|k| king_can_capture(k, enemy, empty))
+    }
+
+    /// Whether the side to move has any legal move.
+    pub fn has_legal_move(&self) -> bool {
+        let us = self.turn;
+        let empty = !self.occupied();
+        let men = self.men(us);
+        if forward(us).iter().any(|&d| (men.shift(d) & empty).any()) {
+            return true;
+        }
+        let blocked = self.blocked_king();
+        let free_king = self.kings(us).squares().filter(|&k| Some(k) != blocked).any(|k| {
+            Direction::DIAGONALS.iter().any(|&d| {
+                let n = NEIGHBOUR[k.index()][d as usize];
+                n != NONE && empty.contains(Square::from_index(n as usize))
+            })
+        });
+        free_king || self.has_capture()
+    }
+
+    fn generate_quiet(&self, out: &mut MoveList) {
+        let us = self.turn;
+        let empty = !self.occupied();
+        let promo = Bitboard::promotion_row(us);
+        for m in self.men(us).squares() {
+            for d in forward(us) {
+                let n = NEIGHBOUR[m.index()][d as usize];
+                if n != NONE {
+                    let to = Square::from_index(n as usize);
+                    if empty.contains(to) {
+                        out.push(Move::quiet(m, to, false, promo.contains(to)));
+                    }
+                }
+            }
+        }
+        let blocked = self.blocked_king();
+        for k in self.kings(us).squares() {
+            if Some(k) == blocked {
+                continue;
+            }
+            for d in Direction::DIAGONALS {
+                let ray = &RAYS[k.index()][d as usize];
+                for &s in &ray.squares[..ray.len as usize] {
+                    let to = Square::from_index(s as usize);
+                    if !empty.contains(to) {
+                        break;
+                    }
+                    out.push(Move::quiet(k, to, true, false));
+                }
+            }
+        }
+    }
+
+    fn count_quiet(&self) -> usize {
+        let us = self.turn;
+        let empty = !self.occupied();
+        let men = self.men(us);
+        let [f1, f2] = forward(us);
+        let mut n = ((men.shift(f1) & empty).count() + (men.shift(f2) & empty).count()) as usize;
+        let blocked = self.blocked_king();
+        for k in self.kings(us).squares() {
+            if Some(k) == blocked {
+                continue;
+            }
+            for d in Direction::DIAGONALS {
+                let ray = &RAYS[k.index()][d as usize];
+                n += ray.squares[..ray.len as usize]
+                    .iter()
+                    .take_while(|&&s| empty.contains(Square::from_index(s as usize)))
+                    .count();
+            }
+        }
+        n
+    }
+
+    fn generate_captures(&self, out: &mut MoveList) {
+        let us = self.turn;
+        let them = us.opponent();
+        let mut gen = CaptureGen {
+            rules: self.rules,
+            enemy: self.pieces(them),
+            enemy_kings: self.kings(them),
+            empty: Bitboard::EMPTY,
+            from: Square::from_index(0),
+            king: false,
+            promotion: Bitboard::promotion_row(us),
+            landings: [0; MAX_PATH],
+            depth: 0,
+            best: 0,
+            out,
+        };
+        let occupied = self.occupied();
+        // Kings first: they set the bar that man captures must beat.
+        for k in self.kings(us).squares() {
+            gen.from = k;
+            gen.king = true;
+            gen.empty = !occupied.without(k);
+            gen.king_search(k, Bitboard::EMPTY);
+        }
+        for m in self.men(us).squares() {
+            gen.from = m;
+            gen.king = false;
+            gen.empty = !occupied.without(m);
+            gen.man_search(m, Bitboard::EMPTY);
+        }
+    }
+}
+
+/// Whether a king on `k` can make a first jump.
+#[inline]
+fn king_can_capture(k: Square, enemy: Bitboard, empty: Bitboard) -> bool {
+    Direction::ALL.iter().any(|&d| {
+        let ray = &RAYS[k.index()][d as usize];
+        let sq = &ray.squares[..ray.len as usize];
+        let i = sq.iter().take_while(|&&s| empty.contains(Square::from_index(s as usize))).count();
+        i + 1 < sq.len()
+            && enemy.contains(Square::from_index(sq[i] as usize))
+            && empty.contains(Square::from_index(sq[i + 1] as usize))
+    })
+}
+
+/// Depth-first search over capture sequences of one piece.
+struct CaptureGen<'a> {
+    rules: RuleSet,
+    enemy: Bitboard,
+    enemy_kings: Bitboard,
+    /// Empty squares; the moving piece's origin counts as empty (RULES.md, "Capturing").
+    empty: Bitboard,
+    from: Square,
+    king: bool,
+    promotion: Bitboard,
+    landings: [u8; MAX_PATH],
+    depth: usize,
+    /// Priority of the best sequences so far: value, then king over man.
+    best: u32,
+    out: &'a mut MoveList,
+}
+
+impl CaptureGen<'_> {
+    fn man_search(&mut self, cur: Square, captured: Bitboard) {
+        let jumpable = self.enemy & !captured;
+        let mut extended = false;
+        for d in 0..8 {
+            let over = NEIGHBOUR[cur.index()][d];
+            if over == NONE || !jumpable.contains(Square::from_index(over as usize)) {
+                continue;
+            }
+            let land = NEIGHBOUR[over as usize][d];
+            if land == NONE || !self.empty.contains(Square::from_index(land as usize)) {
+                continue;
+            }
+            extended = true;
+            self.landings[self.depth] = land;
+            self.depth += 1;
+            self.man_search(
+                Square::from_index(land as usize),
+                captured.with(Square::from_index(over as usize)),
+            );
+            self.depth -= 1;
+        }
+        if !extended && self.depth > 0 {
+            self.record(cur, captured);
+        }
+    }
+
+    fn king_search(&mut self, cur: Square, captured: Bitboard) {
+        let jumpable = self.enemy & !captured;
+        let mut extended = false;
+        for d in 0..8 {
+            let ray = RAYS[cur.index()][d];
+            let sq = &ray.squares[..ray.len as usize];
+            let mut i = 0;
+            while i < sq.len() && self.empty.contains(Square::from_index(sq[i] as usize)) {
+                i += 1;
+            }
+            if i >= sq.len() || !jumpable.contains(Square::from_index(sq[i] as usize)) {
+                continue;
+            }
+            let over = Square::from_index(sq[i] as usize);
+            // Any empty square behind the jumped piece, up to the next occupied one (2e-II).
+            let mut j = i + 1;
+            while j < sq.len() && self.empty.contains(Square::from_index(sq[j] as usize)) {
+                extended = true;
+                self.landings[self.depth] = sq[j];
+                self.depth += 1;
+                self.king_search(Square::from_index(sq[j] as usize), captured.with(over));
+                self.depth -= 1;
+                j += 1;
+            }
+        }
+        if !extended && self.depth > 0 {
+            self.record(cur, captured);
+        }
+    }
+
+    fn record(&mut self, to: Square, captured: Bitboard) {
+        let kings = (captured & self.enemy_kings).count();
+        let men = captured.count() - kings;
+        let key = self.rules.capture_value(men, kings) * 2 + self.king as u32;
+        if key < self.best {
+            return;
+        }
+        if key > self.best {
+            self.out.clear();
+            self.best = key;
+        }
+        let from = self.from;
+        if self.out.iter().any(|m| m.from() == from && m.to() == to && m.captures() == captured) {
+            return;
+        }
+        let promotes = !self.king && self.promotion.contains(to);
+        self.out.push(Move::capture(from, &self.landings[..self.depth], captured, self.king, promotes));
+    }
+}
