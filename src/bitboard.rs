@@ -72,6 +72,27 @@ const fn build_step_masks() -> [u64; 8] {
     t
 }
 
+const fn build_neighbour_bits() -> [[u64; 8]; 50] {
+    let mut t = [[0u64; 8]; 50];
+    let mut i = 0;
+    while i < 50 {
+        let s = Square::from_index(i);
+        let mut d = 0;
+        while d < 8 {
+            let (dr, dc) = Direction::ALL[d].delta();
+            if let Some(n) = Square::from_coords(s.row() + dr, s.col() + dc) {
+                t[i][d] = 1u64 << bit_of(n.index());
+            }
+            d += 1;
+        }
+        i += 1;
+    }
+    t
+}
+
+/// `NEIGHBOUR_BIT[s][d]`: the bit of the square one step from `s` in direction `d`, or 0.
+pub(crate) static NEIGHBOUR_BIT: [[u64; 8]; 50] = build_neighbour_bits();
+
 /// `STEP_MASK[d]`: the squares from which one step in direction `d` stays on the board.
 static STEP_MASK: [u64; 8] = build_step_masks();
 
@@ -159,7 +180,9 @@ impl Bitboard {
         if self.0 == 0 {
             None
         } else {
-            Some(Square::from_index(BIT_SQUARE[self.0.trailing_zeros() as usize] as usize))
+            Some(Square::from_index(
+                BIT_SQUARE[self.0.trailing_zeros() as usize] as usize,
+            ))
         }
     }
 

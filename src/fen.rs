@@ -91,11 +91,14 @@ pub struct FenError {
 /// let p = fen::parse("W:W31-50:B1-20", RuleSet::Official).unwrap();
 /// assert_eq!(fen::write(&p), fen::write(&frisian_tb::Position::initial(RuleSet::Official)));
 /// let err = fen::parse("W:W31,51:B1", RuleSet::Official).unwrap_err();
-/// assert_eq!(err.to_string(), "invalid FEN at column 8: square 51 is off the board (1-50)");
+/// assert_eq!(err.to_string(), "invalid FEN at column 7: square 51 is off the board (1-50)");
 /// ```
 pub fn parse(text: &str, rules: RuleSet) -> Result<Position, FenError> {
     let setup = parse_setup(text)?;
-    Position::from_setup(&setup, rules).map_err(|e| FenError { column: 1, kind: e.into() })
+    Position::from_setup(&setup, rules).map_err(|e| FenError {
+        column: 1,
+        kind: e.into(),
+    })
 }
 
 /// Parse a FEN into a [`Setup`], without checking counters against the material.
@@ -109,7 +112,10 @@ pub fn parse_setup(text: &str) -> Result<Setup, FenError> {
     };
     let end_column = text.chars().count() + 1;
     if chars.is_empty() {
-        return Err(FenError { column: 1, kind: FenErrorKind::Empty });
+        return Err(FenError {
+            column: 1,
+            kind: FenErrorKind::Empty,
+        });
     }
     // Split into fields at ':'.
     let mut fields: Vec<&[(usize, char)]> = Vec::new();
@@ -129,12 +135,20 @@ pub fn parse_setup(text: &str) -> Result<Setup, FenError> {
     let mut setup = Setup::default();
     let side_field = fields[0];
     if fields.len() == 1 && side_field.len() > 1 {
-        return Err(err(col_of(side_field), FenErrorKind::BadSide(text_of(side_field))));
+        return Err(err(
+            col_of(side_field),
+            FenErrorKind::BadSide(text_of(side_field)),
+        ));
     }
     setup.turn = Some(match text_of(side_field).as_str() {
         "W" | "w" => Side::White,
         "B" | "b" => Side::Black,
-        other => return Err(err(col_of(side_field), FenErrorKind::BadSide(other.to_string()))),
+        other => {
+            return Err(err(
+                col_of(side_field),
+                FenErrorKind::BadSide(other.to_string()),
+            ))
+        }
     });
 
     let mut seen_sides = [false; 2];
@@ -148,16 +162,28 @@ pub fn parse_setup(text: &str) -> Result<Setup, FenError> {
         let body = &field[1..];
         match head.to_ascii_uppercase() {
             'W' | 'B' => {
-                let side = if head.eq_ignore_ascii_case(&'W') { Side::White } else { Side::Black };
+                let side = if head.eq_ignore_ascii_case(&'W') {
+                    Side::White
+                } else {
+                    Side::Black
+                };
                 if seen_sides[side.index()] {
-                    return Err(err(column, FenErrorKind::FieldTwice(side.letter().to_string())));
+                    return Err(err(
+                        column,
+                        FenErrorKind::FieldTwice(side.letter().to_string()),
+                    ));
                 }
                 seen_sides[side.index()] = true;
                 parse_pieces(body, side, &mut setup, &mut occupied, end_column)?;
             }
             h @ ('T' | 'S' | 'H' | 'F' | '+') => {
                 let key = match h {
-                    'T' => format!("T{}", body.first().map(|c| c.1.to_ascii_uppercase()).unwrap_or('?')),
+                    'T' => format!(
+                        "T{}",
+                        body.first()
+                            .map(|c| c.1.to_ascii_uppercase())
+                            .unwrap_or('?')
+                    ),
                     _ => h.to_string(),
                 };
                 // The lidraughts tail sets both three-move states, so it excludes T fields.
@@ -184,8 +210,14 @@ pub fn parse_setup(text: &str) -> Result<Setup, FenError> {
 type Chars<'a> = &'a [(usize, char)];
 
 fn trim(t: Chars<'_>) -> Chars<'_> {
-    let a = t.iter().position(|c| !c.1.is_whitespace()).unwrap_or(t.len());
-    let b = t.iter().rposition(|c| !c.1.is_whitespace()).map_or(a, |i| i + 1);
+    let a = t
+        .iter()
+        .position(|c| !c.1.is_whitespace())
+        .unwrap_or(t.len());
+    let b = t
+        .iter()
+        .rposition(|c| !c.1.is_whitespace())
+        .map_or(a, |i| i + 1);
     &t[a..b.max(a)]
 }
 
@@ -226,13 +258,19 @@ fn parse_pieces(
     for item in items {
         let column = item.first().map(|&(c, _)| c).unwrap_or(end_column);
         let text: String = item.iter().map(|&(_, c)| c).collect();
-        let bad = || FenError { column, kind: FenErrorKind::BadSquare(text.clone()) };
+        let bad = || FenError {
+            column,
+            kind: FenErrorKind::BadSquare(text.clone()),
+        };
         let (king, rest) = match text.strip_prefix(['K', 'k']) {
             Some(r) => (true, r),
             None => (false, text.as_str()),
         };
         let (lo, hi) = match rest.split_once('-') {
-            Some((a, b)) => (a.parse::<u32>().map_err(|_| bad())?, b.parse::<u32>().map_err(|_| bad())?),
+            Some((a, b)) => (
+                a.parse::<u32>().map_err(|_| bad())?,
+                b.parse::<u32>().map_err(|_| bad())?,
+            ),
             None => {
                 let n = rest.parse::<u32>().map_err(|_| bad())?;
                 (n, n)
@@ -243,17 +281,26 @@ fn parse_pieces(
         }
         for n in lo..=hi {
             let Some(sq) = Square::new(n) else {
-                return Err(FenError { column, kind: FenErrorKind::OffBoard(n) });
+                return Err(FenError {
+                    column,
+                    kind: FenErrorKind::OffBoard(n),
+                });
             };
             if occupied.contains(&n) {
-                return Err(FenError { column, kind: FenErrorKind::SquareTwice(n) });
+                return Err(FenError {
+                    column,
+                    kind: FenErrorKind::SquareTwice(n),
+                });
             }
             occupied.push(n);
             if king {
                 setup.kings[side.index()] = setup.kings[side.index()].with(sq);
             } else {
                 if Bitboard::promotion_row(side).contains(sq) {
-                    return Err(FenError { column, kind: FenErrorKind::ManOnFarRow(side, n) });
+                    return Err(FenError {
+                        column,
+                        kind: FenErrorKind::ManOnFarRow(side, n),
+                    });
                 }
                 setup.men[side.index()] = setup.men[side.index()].with(sq);
             }
@@ -262,9 +309,16 @@ fn parse_pieces(
     Ok(())
 }
 
-fn parse_counter(head: char, field: &[(usize, char)], setup: &mut Setup) -> Result<(), FenErrorKind> {
+fn parse_counter(
+    head: char,
+    field: &[(usize, char)],
+    setup: &mut Setup,
+) -> Result<(), FenErrorKind> {
     let text: String = field.iter().map(|&(_, c)| c).collect();
-    let bad = |expected| FenErrorKind::BadCounter { field: text.clone(), expected };
+    let bad = |expected| FenErrorKind::BadCounter {
+        field: text.clone(),
+        expected,
+    };
     let side_of = |c: char| match c {
         'W' | 'w' => Some(Side::White),
         'B' | 'b' => Some(Side::Black),
@@ -284,9 +338,16 @@ fn parse_counter(head: char, field: &[(usize, char)], setup: &mut Setup) -> Resu
             let side = cs.next().and_then(side_of).ok_or_else(|| bad(EXPECTED))?;
             let rest: String = cs.collect();
             let (sq, count) = rest.split_once('/').ok_or_else(|| bad(EXPECTED))?;
-            let square = number(sq).and_then(Square::new).ok_or_else(|| bad(EXPECTED))?;
-            let count = number(count).filter(|c| (1..=3).contains(c)).ok_or_else(|| bad("the count must be 1, 2 or 3"))?;
-            setup.three_move[side.index()] = Some(KingCount { square, count: count as u8 });
+            let square = number(sq)
+                .and_then(Square::new)
+                .ok_or_else(|| bad(EXPECTED))?;
+            let count = number(count)
+                .filter(|c| (1..=3).contains(c))
+                .ok_or_else(|| bad("the count must be 1, 2 or 3"))?;
+            setup.three_move[side.index()] = Some(KingCount {
+                square,
+                count: count as u8,
+            });
         }
         'S' => {
             const EXPECTED: &str = "expected S<side><moves>, moves 0-7, e.g. SW5";
@@ -296,7 +357,9 @@ fn parse_counter(head: char, field: &[(usize, char)], setup: &mut Setup) -> Resu
                 cs.next();
             }
             let rest: String = cs.collect();
-            let moves = number(&rest).filter(|&m| m <= 7).ok_or_else(|| bad(EXPECTED))?;
+            let moves = number(&rest)
+                .filter(|&m| m <= 7)
+                .ok_or_else(|| bad(EXPECTED))?;
             // Without a side letter the two-king side is meant; it is resolved
             // against the material by `Position::from_setup`.
             let strong = match side {
@@ -310,17 +373,23 @@ fn parse_counter(head: char, field: &[(usize, char)], setup: &mut Setup) -> Resu
                     }
                 }
             };
-            setup.seven_move = Some(SevenMove { strong, moves: moves as u8 });
+            setup.seven_move = Some(SevenMove {
+                strong,
+                moves: moves as u8,
+            });
         }
         'H' => {
-            let plies = number(&text[1..]).filter(|&p| p <= 255).ok_or_else(|| bad("expected H<plies>, e.g. H3"))?;
+            let plies = number(&text[1..])
+                .filter(|&p| p <= 255)
+                .ok_or_else(|| bad("expected H<plies>, e.g. H3"))?;
             setup.plies = plies as u8;
         }
         'F' => {
             number(&text[1..]).ok_or_else(|| bad("expected F<move number>, e.g. F12"))?;
         }
         '+' => {
-            const EXPECTED: &str = "expected +<count>[<square>]+<count>[<square>], Black first, e.g. +0+236";
+            const EXPECTED: &str =
+                "expected +<count>[<square>]+<count>[<square>], Black first, e.g. +0+236";
             let parts: Vec<&str> = text[1..].split('+').collect();
             if parts.len() != 2 {
                 return Err(bad(EXPECTED));
@@ -331,7 +400,9 @@ fn parse_counter(head: char, field: &[(usize, char)], setup: &mut Setup) -> Resu
                 let state = match (count, digits.len()) {
                     (0, 1) => None,
                     (1..=3, 2 | 3) => {
-                        let square = number(&digits[1..]).and_then(Square::new).ok_or_else(|| bad(EXPECTED))?;
+                        let square = number(&digits[1..])
+                            .and_then(Square::new)
+                            .ok_or_else(|| bad(EXPECTED))?;
                         Some(KingCount { square, count })
                     }
                     _ => return Err(bad(EXPECTED)),
@@ -361,7 +432,13 @@ pub fn write(pos: &Position) -> String {
         let list: Vec<String> = pos
             .pieces(side)
             .squares()
-            .map(|sq| if pos.kings(side).contains(sq) { format!("K{sq}") } else { sq.to_string() })
+            .map(|sq| {
+                if pos.kings(side).contains(sq) {
+                    format!("K{sq}")
+                } else {
+                    sq.to_string()
+                }
+            })
             .collect();
         s.push_str(&list.join(","));
     }

@@ -224,7 +224,10 @@ pub(crate) struct Ray {
 }
 
 const fn build_rays() -> [[Ray; 8]; 50] {
-    let mut t = [[Ray { len: 0, squares: [NONE; 9] }; 8]; 50];
+    let mut t = [[Ray {
+        len: 0,
+        squares: [NONE; 9],
+    }; 8]; 50];
     let nb = build_neighbours();
     let mut s = 0;
     while s < 50 {

@@ -6,7 +6,7 @@
 //! (origin, destination, captured set). Otherwise they are the ordinary moves,
 //! less those of a king that the three-move rule blocks (2h-I).
 
-use crate::bitboard::Bitboard;
+use crate::bitboard::{Bitboard, NEIGHBOUR_BIT};
 use crate::geometry::{Direction, Square, NEIGHBOUR, NONE, RAYS};
 use crate::moves::{Move, MoveList, MAX_PATH};
 use crate::piece::Side;
@@ -77,7 +77,9 @@ impl Position {
                 return true;
             }
         }
-        self.kings(us).squares().any(|k| king_can_capture(k, enemy, empty))
+        self.kings(us)
+            .squares()
+            .any(|k| king_can_capture(k, enemy, empty))
     }
 
     /// Whether the side to move has any legal move.
@@ -89,12 +91,16 @@ impl Position {
             return true;
         }
         let blocked = self.blocked_king();
-        let free_king = self.kings(us).squares().filter(|&k| Some(k) != blocked).any(|k| {
-            Direction::DIAGONALS.iter().any(|&d| {
-                let n = NEIGHBOUR[k.index()][d as usize];
-                n != NONE && empty.contains(Square::from_index(n as usize))
-            })
-        });
+        let free_king = self
+            .kings(us)
+            .squares()
+            .filter(|&k| Some(k) != blocked)
+            .any(|k| {
+                Direction::DIAGONALS.iter().any(|&d| {
+                    let n = NEIGHBOUR[k.index()][d as usize];
+                    n != NONE && empty.contains(Square::from_index(n as usize))
+                })
+            });
         free_king || self.has_capture()
     }
 
@@ -171,13 +177,25 @@ impl Position {
         };
         let occupied = self.occupied();
         // Kings first: they set the bar that man captures must beat.
-        for k in self.kings(us).squares() {
+        let enemy = self.pieces(them);
+        for k in self
+            .kings(us)
+            .squares()
+            .filter(|&k| king_can_capture(k, enemy, !occupied))
+        {
             gen.from = k;
             gen.king = true;
             gen.empty = !occupied.without(k);
             gen.king_search(k, Bitboard::EMPTY);
         }
-        for m in self.men(us).squares() {
+        // Only men that can make a first jump start a search.
+        let empty = !occupied;
+        let mut starters = Bitboard::EMPTY;
+        for d in Direction::ALL {
+            let back = d.opposite();
+            starters |= (gen.enemy & empty.shift(back)).shift(back);
+        }
+        for m in (self.men(us) & starters).squares() {
             gen.from = m;
             gen.king = false;
             gen.empty = !occupied.without(m);
@@ -192,7 +210,10 @@ fn king_can_capture(k: Square, enemy: Bitboard, empty: Bitboard) -> bool {
     Direction::ALL.iter().any(|&d| {
         let ray = &RAYS[k.index()][d as usize];
         let sq = &ray.squares[..ray.len as usize];
-        let i = sq.iter().take_while(|&&s| empty.contains(Square::from_index(s as usize))).count();
+        let i = sq
+            .iter()
+            .take_while(|&&s| empty.contains(Square::from_index(s as usize)))
+            .count();
         i + 1 < sq.len()
             && enemy.contains(Square::from_index(sq[i] as usize))
             && empty.contains(Square::from_index(sq[i + 1] as usize))
@@ -218,23 +239,24 @@ struct CaptureGen<'a> {
 
 impl CaptureGen<'_> {
     fn man_search(&mut self, cur: Square, captured: Bitboard) {
-        let jumpable = self.enemy & !captured;
+        let jumpable = (self.enemy & !captured).0;
+        let empty = self.empty.0;
         let mut extended = false;
         for d in 0..8 {
-            let over = NEIGHBOUR[cur.index()][d];
-            if over == NONE || !jumpable.contains(Square::from_index(over as usize)) {
+            if NEIGHBOUR_BIT[cur.index()][d] & jumpable == 0 {
                 continue;
             }
-            let land = NEIGHBOUR[over as usize][d];
-            if land == NONE || !self.empty.contains(Square::from_index(land as usize)) {
+            let over = NEIGHBOUR[cur.index()][d] as usize;
+            if NEIGHBOUR_BIT[over][d] & empty == 0 {
                 continue;
             }
+            let land = NEIGHBOUR[over][d];
             extended = true;
             self.landings[self.depth] = land;
             self.depth += 1;
             self.man_search(
                 Square::from_index(land as usize),
-                captured.with(Square::from_index(over as usize)),
+                captured.with(Square::from_index(over)),
             );
             self.depth -= 1;
         }
@@ -285,10 +307,20 @@ impl CaptureGen<'_> {
             self.best = key;
         }
         let from = self.from;
-        if self.out.iter().any(|m| m.from() == from && m.to() == to && m.captures() == captured) {
+        if self
+            .out
+            .iter()
+            .any(|m| m.from() == from && m.to() == to && m.captures() == captured)
+        {
             return;
         }
         let promotes = !self.king && self.promotion.contains(to);
-        self.out.push(Move::capture(from, &self.landings[..self.depth], captured, self.king, promotes));
+        self.out.push(Move::capture(
+            from,
+            &self.landings[..self.depth],
+            captured,
+            self.king,
+            promotes,
+        ));
     }
 }

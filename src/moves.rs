@@ -28,7 +28,15 @@ impl Move {
     pub(crate) fn quiet(from: Square, to: Square, king: bool, promotes: bool) -> Move {
         let mut path = [0u8; MAX_PATH];
         path[0] = to.index() as u8;
-        Move { from, to, captures: Bitboard::EMPTY, path_len: 1, path, king, promotes }
+        Move {
+            from,
+            to,
+            captures: Bitboard::EMPTY,
+            path_len: 1,
+            path,
+            king,
+            promotes,
+        }
     }
 
     /// A capture with its landing squares after the origin (the last one is the destination).
@@ -42,7 +50,15 @@ impl Move {
         let mut path = [0u8; MAX_PATH];
         path[..landings.len()].copy_from_slice(landings);
         let to = Square::from_index(landings[landings.len() - 1] as usize);
-        Move { from, to, captures, path_len: landings.len() as u8, path, king, promotes }
+        Move {
+            from,
+            to,
+            captures,
+            path_len: landings.len() as u8,
+            path,
+            king,
+            promotes,
+        }
     }
 
     /// Origin square.
@@ -84,7 +100,9 @@ impl Move {
     /// Landing squares from the origin to the destination, both included.
     pub fn path(&self) -> impl Iterator<Item = Square> + '_ {
         std::iter::once(self.from).chain(
-            self.path[..self.path_len as usize].iter().map(|&i| Square::from_index(i as usize)),
+            self.path[..self.path_len as usize]
+                .iter()
+                .map(|&i| Square::from_index(i as usize)),
         )
     }
 
@@ -99,7 +117,10 @@ impl Move {
         if !self.is_capture() {
             return self.pdn();
         }
-        self.path().map(|s| s.to_string()).collect::<Vec<_>>().join("x")
+        self.path()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join("x")
     }
 
     /// The notation that tells this move apart from the others in `legal`:
@@ -167,7 +188,9 @@ pub enum MoveError {
 /// `3x20x50x17`; `-` and `x` are accepted for either kind).
 pub fn parse_move(text: &str, legal: &[Move]) -> Result<Move, MoveError> {
     let t = text.trim();
-    let malformed = || MoveError::Malformed { text: t.to_string() };
+    let malformed = || MoveError::Malformed {
+        text: t.to_string(),
+    };
     let parts: Vec<&str> = t.split(['-', 'x', 'X', ':']).collect();
     if parts.len() < 2 {
         return Err(malformed());
@@ -189,7 +212,11 @@ pub fn parse_move(text: &str, legal: &[Move]) -> Result<Move, MoveError> {
     match matches.as_slice() {
         [] => Err(MoveError::Illegal {
             text: t.to_string(),
-            legal: legal.iter().map(|m| m.notation_among(legal)).collect::<Vec<_>>().join(" "),
+            legal: legal
+                .iter()
+                .map(|m| m.notation_among(legal))
+                .collect::<Vec<_>>()
+                .join(" "),
         }),
         [m] => Ok(**m),
         many => {
@@ -199,7 +226,11 @@ pub fn parse_move(text: &str, legal: &[Move]) -> Result<Move, MoveError> {
             } else {
                 Err(MoveError::Ambiguous {
                     text: t.to_string(),
-                    choices: many.iter().map(|m| m.pdn_long()).collect::<Vec<_>>().join(", "),
+                    choices: many
+                        .iter()
+                        .map(|m| m.pdn_long())
+                        .collect::<Vec<_>>()
+                        .join(", "),
                 })
             }
         }

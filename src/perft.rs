@@ -23,7 +23,9 @@ fn bulk(pos: &Position, depth: u32, buffers: &mut [MoveList]) -> u64 {
         1 => pos.count_moves_with(buf) as u64,
         _ => {
             pos.generate_moves(buf);
-            buf.iter().map(|m| bulk(&pos.play(m), depth - 1, rest)).sum()
+            buf.iter()
+                .map(|m| bulk(&pos.play(m), depth - 1, rest))
+                .sum()
         }
     }
 }
@@ -40,7 +42,9 @@ fn plain(pos: &Position, depth: u32, buffers: &mut [MoveList]) -> u64 {
     }
     let (buf, rest) = buffers.split_first_mut().expect("one buffer per ply");
     pos.generate_moves(buf);
-    buf.iter().map(|m| plain(&pos.play(m), depth - 1, rest)).sum()
+    buf.iter()
+        .map(|m| plain(&pos.play(m), depth - 1, rest))
+        .sum()
 }
 
 /// Perft split by first move: each legal move with the leaf count below it.
@@ -48,5 +52,8 @@ pub fn divide(pos: &Position, depth: u32) -> Vec<(Move, u64)> {
     if depth == 0 {
         return Vec::new();
     }
-    pos.legal_moves().into_iter().map(|m| (m, perft(&pos.play(&m), depth - 1))).collect()
+    pos.legal_moves()
+        .into_iter()
+        .map(|m| (m, perft(&pos.play(&m), depth - 1)))
+        .collect()
 }

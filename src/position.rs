@@ -91,12 +91,20 @@ pub struct Position {
 impl Position {
     /// The initial position: black men on 1-20, white men on 31-50, White to move.
     pub fn initial(rules: RuleSet) -> Position {
-        Position::from_men(Bitboard::from_range(31, 50), Bitboard::from_range(1, 20), rules)
+        Position::from_men(
+            Bitboard::from_range(31, 50),
+            Bitboard::from_range(1, 20),
+            rules,
+        )
     }
 
     /// The alternative "Frysk!" start: black men on 1-5, white men on 46-50.
     pub fn frysk(rules: RuleSet) -> Position {
-        Position::from_men(Bitboard::from_range(46, 50), Bitboard::from_range(1, 5), rules)
+        Position::from_men(
+            Bitboard::from_range(46, 50),
+            Bitboard::from_range(1, 5),
+            rules,
+        )
     }
 
     fn from_men(white: Bitboard, black: Bitboard, rules: RuleSet) -> Position {
@@ -121,7 +129,8 @@ impl Position {
             seen |= bb;
         }
         for side in Side::BOTH {
-            if let Some(square) = (setup.men[side.index()] & Bitboard::promotion_row(side)).first() {
+            if let Some(square) = (setup.men[side.index()] & Bitboard::promotion_row(side)).first()
+            {
                 return Err(PositionError::ManOnFarRow { side, square });
             }
             if (setup.men[side.index()] | setup.kings[side.index()]).count() > 20 {
@@ -129,10 +138,16 @@ impl Position {
             }
             if let Some(kc) = setup.three_move[side.index()] {
                 if kc.count == 0 || kc.count > THREE_MOVE_LIMIT {
-                    return Err(PositionError::ThreeMoveCount { side, count: kc.count });
+                    return Err(PositionError::ThreeMoveCount {
+                        side,
+                        count: kc.count,
+                    });
                 }
                 if !setup.kings[side.index()].contains(kc.square) {
-                    return Err(PositionError::ThreeMoveNoKing { side, square: kc.square });
+                    return Err(PositionError::ThreeMoveNoKing {
+                        side,
+                        square: kc.square,
+                    });
                 }
             }
         }
@@ -149,9 +164,16 @@ impl Position {
         if rules == RuleSet::Official {
             pos.seven = match (pos.two_kings_vs_one(), setup.seven_move) {
                 (Some(strong), None) => Some(SevenMove { strong, moves: 0 }),
-                (Some(strong), Some(sm)) if sm.strong == strong && sm.moves <= SEVEN_MOVE_LIMIT => Some(sm),
+                (Some(strong), Some(sm)) if sm.strong == strong && sm.moves <= SEVEN_MOVE_LIMIT => {
+                    Some(sm)
+                }
                 (None, Some(sm)) if pos.one_king_each() && sm.moves <= SEVEN_MOVE_LIMIT => Some(sm),
-                (_, Some(sm)) => return Err(PositionError::SevenMove { side: sm.strong, moves: sm.moves }),
+                (_, Some(sm)) => {
+                    return Err(PositionError::SevenMove {
+                        side: sm.strong,
+                        moves: sm.moves,
+                    })
+                }
                 (None, None) => None,
             };
         } else if let Some(limit) = pos.ply_limit() {
@@ -220,7 +242,11 @@ impl Position {
         } else {
             return None;
         };
-        let role = if self.kings.contains(sq) { Role::King } else { Role::Man };
+        let role = if self.kings.contains(sq) {
+            Role::King
+        } else {
+            Role::Man
+        };
         Some(Piece { side, role })
     }
 
@@ -256,7 +282,9 @@ impl Position {
         if self.kings != self.occupied() || self.kings.count() != 3 {
             return None;
         }
-        Side::BOTH.into_iter().find(|&s| self.pieces(s).count() == 2)
+        Side::BOTH
+            .into_iter()
+            .find(|&s| self.pieces(s).count() == 2)
     }
 
     /// Whether each side has exactly one piece, a king.
@@ -328,9 +356,15 @@ impl Position {
                 // moment two kings against one arises; the count carries into the
                 // one-king-each position left when the lone king captures.
                 let counted = match self.seven {
-                    Some(sm) if sm.strong == us => SevenMove { strong: sm.strong, moves: sm.moves + 1 },
+                    Some(sm) if sm.strong == us => SevenMove {
+                        strong: sm.strong,
+                        moves: sm.moves + 1,
+                    },
                     Some(sm) => sm,
-                    None => SevenMove { strong: us, moves: 0 },
+                    None => SevenMove {
+                        strong: us,
+                        moves: 0,
+                    },
                 };
                 p.seven = match p.two_kings_vs_one() {
                     Some(strong) if material_changed => Some(SevenMove { strong, moves: 0 }),
@@ -353,13 +387,21 @@ impl Position {
     /// The same position with colours swapped and the board turned 180
     /// degrees: White to move becomes Black to move with mirrored pieces.
     pub fn flip(&self) -> Position {
-        let flip_kc = |kc: Option<KingCount>| kc.map(|k| KingCount { square: k.square.flip(), count: k.count });
+        let flip_kc = |kc: Option<KingCount>| {
+            kc.map(|k| KingCount {
+                square: k.square.flip(),
+                count: k.count,
+            })
+        };
         Position {
             pieces: [self.pieces[1].flip(), self.pieces[0].flip()],
             kings: self.kings.flip(),
             turn: self.turn.opponent(),
             three: [flip_kc(self.three[1]), flip_kc(self.three[0])],
-            seven: self.seven.map(|sm| SevenMove { strong: sm.strong.opponent(), moves: sm.moves }),
+            seven: self.seven.map(|sm| SevenMove {
+                strong: sm.strong.opponent(),
+                moves: sm.moves,
+            }),
             plies: self.plies,
             rules: self.rules,
         }

@@ -216,9 +216,16 @@ impl crate::position::Position {
                 if self.one_king_each() {
                     // 2j-I: the game ends at once unless the side to move can capture.
                     if self.has_capture() {
-                        return if eighth_move { over(Wdl::Draw, Ending::SevenMoveRule) } else { None };
+                        return if eighth_move {
+                            over(Wdl::Draw, Ending::SevenMoveRule)
+                        } else {
+                            None
+                        };
                     }
-                    let all_lost = self.legal_moves().iter().all(|m| self.play(m).can_capture_legally());
+                    let all_lost = self
+                        .legal_moves()
+                        .iter()
+                        .all(|m| self.play(m).can_capture_legally());
                     return if all_lost {
                         over(Wdl::Loss, Ending::CornerKings)
                     } else {

@@ -28,7 +28,13 @@ fn cases() -> Vec<Case> {
             "fen" => fen = rest.to_string(),
             "perft" => {
                 let (d, n) = rest.split_once(' ').expect("depth and nodes");
-                out.push(Case { rules, fen: fen.clone(), depth: d.parse().unwrap(), nodes: n.parse().unwrap(), line: i + 1 });
+                out.push(Case {
+                    rules,
+                    fen: fen.clone(),
+                    depth: d.parse().unwrap(),
+                    nodes: n.parse().unwrap(),
+                    line: i + 1,
+                });
             }
             other => panic!("perft.txt line {}: unknown key {other}", i + 1),
         }
@@ -41,7 +47,11 @@ fn run(select: impl Fn(&Case) -> bool) {
     for case in cases().iter().filter(|c| select(c)) {
         let pos = fen::parse(&case.fen, case.rules).expect("valid FEN in perft.txt");
         let got = perft::perft(&pos, case.depth);
-        assert_eq!(got, case.nodes, "perft.txt line {}: {} depth {}", case.line, case.fen, case.depth);
+        assert_eq!(
+            got, case.nodes,
+            "perft.txt line {}: {} depth {}",
+            case.line, case.fen, case.depth
+        );
         ran += 1;
     }
     assert!(ran > 0, "no perft case selected");
