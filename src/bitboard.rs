@@ -19,7 +19,7 @@ use std::fmt;
 /// assert!(bb.contains(Square::new(46).unwrap()));
 /// assert_eq!(bb.squares().map(|s| s.number()).collect::<Vec<_>>(), vec![1, 5, 46]);
 /// ```
-#[derive(Copy, Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Copy, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Bitboard(pub(crate) u64);
 
 const fn bit_of(i: usize) -> u32 {

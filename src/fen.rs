@@ -276,9 +276,8 @@ fn parse_pieces(
                 (n, n)
             }
         };
-        if lo > hi {
-            return Err(bad());
-        }
+        // A range may be written either way round.
+        let (lo, hi) = (lo.min(hi), lo.max(hi));
         for n in lo..=hi {
             let Some(sq) = Square::new(n) else {
                 return Err(FenError {
