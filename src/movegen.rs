@@ -268,8 +268,7 @@ impl CaptureGen<'_> {
     fn king_search(&mut self, cur: Square, captured: Bitboard) {
         let jumpable = self.enemy & !captured;
         let mut extended = false;
-        for d in 0..8 {
-            let ray = RAYS[cur.index()][d];
+        for ray in &RAYS[cur.index()] {
             let sq = &ray.squares[..ray.len as usize];
             let mut i = 0;
             while i < sq.len() && self.empty.contains(Square::from_index(sq[i] as usize)) {

@@ -1,0 +1,112 @@
+//! The command line, run as a user would.
+
+use std::process::Command;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_frisian-tb"))
+        .args(args)
+        .output()
+        .expect("binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+const START: &str = "W:W31-50:B1-20";
+
+#[test]
+fn moves_json_lists_the_rulebook_captures() {
+    let (code, out, _) = run(&[
+        "moves",
+        "--json",
+        "--play",
+        "32-27 20-24 33-29 24x33",
+        START,
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let list = v.as_array().unwrap();
+    let names: Vec<&str> = list.iter().map(|m| m["move"].as_str().unwrap()).collect();
+    assert_eq!(names, ["34x32", "38x29", "39x28", "43x23"]);
+    assert_eq!(list[3]["from"], 43);
+    assert_eq!(list[3]["to"], 23);
+    assert_eq!(list[3]["captures"], serde_json::json!([33]));
+    assert_eq!(list[3]["path"], serde_json::json!([43, 23]));
+}
+
+#[test]
+fn moves_json_gives_the_landing_path() {
+    let (code, out, _) = run(&["moves", "--json", "W:W28:B9,18,20,29,38"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[0]["captures"], serde_json::json!([9, 18, 20, 29, 38]));
+    assert_eq!(v[0]["path"].as_array().unwrap().len(), 6);
+}
+
+#[test]
+fn move_numbers_in_play_are_skipped() {
+    let (code, out, _) = run(&[
+        "moves",
+        "--json",
+        "--play",
+        "1. 32-27 20-24 2. 33-29 24x33",
+        START,
+    ]);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn perft_json() {
+    let (code, out, _) = run(&["perft", "--depth", "4", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(out.trim(), r#"{"depth":4,"nodes":3874}"#);
+    let (_, out, _) = run(&["perft", "--depth", "4", "--json", "--start", "frysk"]);
+    assert_eq!(out.trim(), r#"{"depth":4,"nodes":5329}"#);
+    let (_, out, _) = run(&["perft", "--depth", "2", "--json", "--divide", START]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["nodes"], 81);
+    assert_eq!(v["divide"].as_array().unwrap().len(), 9);
+}
+
+#[test]
+fn illegal_move_names_the_move_and_lists_the_legal_ones() {
+    let (code, _, err) = run(&["moves", "--play", "32-27 20-24 33-29 24-29", START]);
+    assert_eq!(code, 2);
+    assert!(err.contains("'24-29'"), "{err}");
+    assert!(err.contains("24x33"), "{err}");
+}
+
+#[test]
+fn bad_fen_exits_2_with_a_message() {
+    let (code, out, err) = run(&["moves", "W:W31,51:B1"]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(err.contains("column 7") && err.contains("51"), "{err}");
+    let (code, _, err) = run(&["perft", "--depth", "2", "--rules", "bogus"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bogus"), "{err}");
+}
+
+#[test]
+fn show_draws_the_board_and_counters() {
+    let (code, out, _) = run(&["show", "W:W31,K45:B7:TW45/2"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("king on 45 has made 2"), "{out}");
+    assert!(out.contains("W:W31,K45:B7:TW45/2"), "{out}");
+    let (_, out, _) = run(&["show", "W:WK46:BK5"]);
+    assert!(out.contains("Game over: loss"), "{out}");
+}
+
+#[test]
+fn every_command_has_help_with_an_example() {
+    for cmd in ["moves", "perft", "show"] {
+        let (code, out, _) = run(&[cmd, "--help"]);
+        assert_eq!(code, 0);
+        assert!(
+            out.contains("Examples:") && out.contains("frisian-tb "),
+            "{cmd}: {out}"
+        );
+    }
+}
