@@ -201,9 +201,33 @@ impl Bitboard {
         Bitboard(if s > 0 { masked << s } else { masked >> -s })
     }
 
+    /// The set as a plain 50-bit mask: bit `i` for the square with index `i` (number minus one).
+    #[inline]
+    pub const fn to_plain(self) -> u64 {
+        let b = self.0;
+        (b & 0x3FF)
+            | ((b >> 11) & 0x3FF) << 10
+            | ((b >> 22) & 0x3FF) << 20
+            | ((b >> 33) & 0x3FF) << 30
+            | ((b >> 44) & 0x3FF) << 40
+    }
+
+    /// The set from a plain 50-bit mask (see [`Bitboard::to_plain`]); higher bits are ignored.
+    #[inline]
+    pub const fn from_plain(p: u64) -> Bitboard {
+        Bitboard(
+            (p & 0x3FF)
+                | ((p >> 10) & 0x3FF) << 11
+                | ((p >> 20) & 0x3FF) << 22
+                | ((p >> 30) & 0x3FF) << 33
+                | ((p >> 40) & 0x3FF) << 44,
+        )
+    }
+
     /// The board turned 180 degrees (each square `s` to `51 - s`).
-    pub fn flip(self) -> Bitboard {
-        self.squares().map(Square::flip).collect()
+    #[inline]
+    pub const fn flip(self) -> Bitboard {
+        Bitboard::from_plain(self.to_plain().reverse_bits() >> 14)
     }
 }
 
@@ -285,6 +309,15 @@ mod tests {
                     None => assert!(shifted.is_empty(), "{s:?} {d:?}"),
                 }
             }
+        }
+    }
+
+    #[test]
+    fn plain_masks_round_trip() {
+        for s in Square::all() {
+            let b = Bitboard::from_square(s);
+            assert_eq!(b.to_plain(), 1u64 << s.index());
+            assert_eq!(Bitboard::from_plain(b.to_plain()), b);
         }
     }
 

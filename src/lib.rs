@@ -31,12 +31,16 @@
 //! - [`rules`]: rule sets, capture values, counters, adjudication.
 //! - [`fen`]: FEN input and output.
 //! - [`perft`]: move-tree counting.
+//! - [`material`]: material names and build order.
+//! - [`index`]: the bijection between a material's states and table positions.
 
 #![warn(missing_docs)]
 
 pub mod bitboard;
 pub mod fen;
 pub mod geometry;
+pub mod index;
+pub mod material;
 pub mod movegen;
 pub mod moves;
 pub mod perft;
@@ -46,6 +50,8 @@ pub mod rules;
 
 pub use bitboard::Bitboard;
 pub use geometry::{Direction, Square};
+pub use index::MaterialIndex;
+pub use material::Material;
 pub use moves::{Move, MoveError, MoveList};
 pub use piece::{Piece, Role, Side};
 pub use position::{Position, PositionError, Setup};

@@ -1,0 +1,346 @@
+//! The index: a bijection between the states of one material and `0..size`.
+//!
+//! A state is a White-to-move position (Black to move is looked up as its colour
+//! flip, see [`crate::material`]) with every counter the rules make relevant:
+//!
+//! ```text
+//! index = ((placement * T_stm + t_stm) * T_opp + t_opp) * S + s
+//! ```
+//!
+//! - `placement`: where the pieces stand. Men never stand on their own far row.
+//!   Let `a`, `b` be the men of the side to move (White) and of the opponent,
+//!   `j` the number of White men on White's back row 46-50 (where Black men may
+//!   not stand). Then, in the combinatorial number system, `placement` is
+//!   `offset[j] + ((back * C(40, a-j) + middle) * C(45-(a-j), b) + black_men) * K + kings`,
+//!   where `back` ranks White's men on 46-50 among C(5, j), `middle` those on
+//!   6-45, `black_men` Black's men among the squares 1-45 not holding a White
+//!   man, and `kings` ranks White's kings, then Black's, among the squares
+//!   left free (`K = C(50-a-b, wk) * C(50-a-b-wk, bk)`).
+//! - `t_stm`, `t_opp`: each side's three-move state, where it applies (the side
+//!   has men and kings): 0 for none, else `1 + 3*i + (count-1)` for its `i`-th
+//!   king in square order; `T = 1 + 3*kings`, or 1 where the rule does not apply.
+//! - `s`: the draw counter. Official rules: in two kings against one, the
+//!   two-king side's seven-move count 0-7 (`S = 8`); in one king each, 0 = no
+//!   restriction, 1 = the side to move may not capture (its eighth move), 2 =
+//!   the opponent may not (`S = 3`). Lidraughts: the ply count, 0-14 in two
+//!   kings against one and 0-4 in one king each. Elsewhere `S = 1`.
+//!
+//! Counters appear innermost, so states that differ only in counters, which
+//! mostly share a value, sit side by side and compress well.
+//!
+//! Size: `sum over j of C(5,j) C(40,a-j) C(45-(a-j),b)`, times `K`, `T_stm`, `T_opp` and `S`.
+
+use crate::bitboard::Bitboard;
+use crate::geometry::Square;
+use crate::material::Material;
+use crate::piece::Side;
+use crate::position::Position;
+use crate::rules::{KingCount, RuleSet, SevenMove, SEVEN_MOVE_LIMIT};
+
+const fn build_binomials() -> [[u64; 51]; 51] {
+    let mut t = [[0u64; 51]; 51];
+    let mut n = 0;
+    while n <= 50 {
+        t[n][0] = 1;
+        let mut k = 1;
+        while k <= n {
+            t[n][k] = t[n - 1][k - 1] + if k < n { t[n - 1][k] } else { 0 };
+            k += 1;
+        }
+        n += 1;
+    }
+    t
+}
+
+static BINOMIAL: [[u64; 51]; 51] = build_binomials();
+
+/// C(n, k), 0 when k > n.
+#[inline]
+fn binom(n: u32, k: u32) -> u64 {
+    if k > n {
+        0
+    } else {
+        BINOMIAL[n as usize][k as usize]
+    }
+}
+
+/// Plain masks (bit i = square index i).
+const ALL: u64 = (1 << 50) - 1;
+const WHITE_BACK: u64 = 0x1F << 45; // 46-50
+const WHITE_MIDDLE: u64 = ((1 << 45) - 1) & !0x1F; // 6-45
+const BLACK_ALLOWED: u64 = (1 << 45) - 1; // 1-45
+
+/// Rank of a set of squares, each given by its position among `avail` (combinatorial number system).
+#[inline]
+fn rank(set: u64, avail: u64) -> u64 {
+    let mut r = 0;
+    let mut s = set;
+    let mut i = 1;
+    while s != 0 {
+        let sq = s.trailing_zeros();
+        let c = (avail & ((1u64 << sq) - 1)).count_ones();
+        r += binom(c, i);
+        i += 1;
+        s &= s - 1;
+    }
+    r
+}
+
+/// The set of `k` squares among `avail` with rank `r`.
+#[inline]
+fn unrank(mut r: u64, k: u32, avail: u64) -> u64 {
+    let n = avail.count_ones();
+    let mut set = 0;
+    let mut hi = n;
+    for i in (1..=k).rev() {
+        // Largest c < hi with C(c, i) <= r.
+        let mut c = hi - 1;
+        while binom(c, i) > r {
+            c -= 1;
+        }
+        r -= binom(c, i);
+        hi = c;
+        set |= 1u64 << nth_bit(avail, c);
+    }
+    set
+}
+
+/// Position of the `n`-th set bit of `mask` (0-based).
+#[inline]
+fn nth_bit(mut mask: u64, n: u32) -> u32 {
+    for _ in 0..n {
+        mask &= mask - 1;
+    }
+    mask.trailing_zeros()
+}
+
+/// What the innermost counter `s` means for a material.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Special {
+    None,
+    /// Official, two kings against one: the count of the side with two kings.
+    Seven { strong: Side },
+    /// Official, one king each: whose capture the seven-move rule forbids.
+    SevenCarried,
+    /// Lidraughts: ply count.
+    Plies,
+}
+
+/// The index of one material under one rule set.
+#[derive(Clone, Debug)]
+pub struct MaterialIndex {
+    material: Material,
+    rules: RuleSet,
+    offsets: [u64; 7],
+    kings: u64,
+    t_stm: u64,
+    t_opp: u64,
+    special: Special,
+    s_size: u64,
+    size: u64,
+}
+
+impl MaterialIndex {
+    /// The index of `material` under `rules`.
+    pub fn new(material: Material, rules: RuleSet) -> MaterialIndex {
+        let (a, wk) = (material.stm_men as u32, material.stm_kings as u32);
+        let (b, bk) = (material.opp_men as u32, material.opp_kings as u32);
+        let free = 50 - a - b;
+        let kings = binom(free, wk) * binom(free - wk, bk);
+        let mut offsets = [0u64; 7];
+        for j in 0..6u32 {
+            let here = if j <= a { binom(5, j) * binom(40, a - j) * binom(45 - (a - j), b) * kings } else { 0 };
+            offsets[j as usize + 1] = offsets[j as usize] + here;
+        }
+        let t = |men: u32, k: u32| if men > 0 && k > 0 { 1 + 3 * k as u64 } else { 1 };
+        let kings_only = a == 0 && b == 0;
+        let (special, s_size) = match rules {
+            RuleSet::Official if kings_only && wk == 2 && bk == 1 => (Special::Seven { strong: Side::White }, 8),
+            RuleSet::Official if kings_only && wk == 1 && bk == 2 => (Special::Seven { strong: Side::Black }, 8),
+            RuleSet::Official if kings_only && wk == 1 && bk == 1 => (Special::SevenCarried, 3),
+            RuleSet::Lidraughts if kings_only && wk + bk == 3 => (Special::Plies, 15),
+            RuleSet::Lidraughts if kings_only && wk + bk == 2 => (Special::Plies, 5),
+            _ => (Special::None, 1),
+        };
+        let (t_stm, t_opp) = (t(a, wk), t(b, bk));
+        let size = offsets[6] * t_stm * t_opp * s_size;
+        MaterialIndex { material, rules, offsets, kings, t_stm, t_opp, special, s_size, size }
+    }
+
+    /// The material.
+    pub fn material(&self) -> Material {
+        self.material
+    }
+
+    /// The rule set.
+    pub fn rules(&self) -> RuleSet {
+        self.rules
+    }
+
+    /// Number of states.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Number of piece placements (states without counters).
+    pub fn placements(&self) -> u64 {
+        self.offsets[6]
+    }
+
+    /// States per placement (the counter combinations).
+    pub fn counters_per_placement(&self) -> u64 {
+        self.t_stm * self.t_opp * self.s_size
+    }
+
+    /// The index of a position of this material. A position with Black to move
+    /// is indexed as its colour flip.
+    ///
+    /// The position's material must be this index's (see [`Material::of`]).
+    pub fn index(&self, pos: &Position) -> u64 {
+        if pos.turn() == Side::Black {
+            return self.index_white(&pos.flip());
+        }
+        self.index_white(pos)
+    }
+
+    fn index_white(&self, pos: &Position) -> u64 {
+        debug_assert_eq!(Material::of(pos), self.material);
+        let a = self.material.stm_men as u32;
+        let b = self.material.opp_men as u32;
+        let wk_n = self.material.stm_kings as u32;
+        let bk_n = self.material.opp_kings as u32;
+        let wm = pos.men(Side::White).to_plain();
+        let bm = pos.men(Side::Black).to_plain();
+        let wk = pos.kings(Side::White).to_plain();
+        let bk = pos.kings(Side::Black).to_plain();
+
+        let back = wm & WHITE_BACK;
+        let middle = wm & WHITE_MIDDLE;
+        let j = back.count_ones();
+        let r_back = rank(back, WHITE_BACK);
+        let r_mid = rank(middle, WHITE_MIDDLE);
+        let b_avail = BLACK_ALLOWED & !middle;
+        let r_bm = rank(bm, b_avail);
+        let k_avail = ALL & !(wm | bm);
+        let r_wk = rank(wk, k_avail);
+        let r_bk = rank(bk, k_avail & !wk);
+        let free = 50 - a - b;
+        let kings = r_wk * binom(free - wk_n, bk_n) + r_bk;
+        let placement = self.offsets[j as usize]
+            + ((r_back * binom(40, a - j) + r_mid) * binom(45 - (a - j), b) + r_bm) * self.kings
+            + kings;
+
+        let t_of = |side: Side, kings_mask: u64, size: u64| -> u64 {
+            match pos.three_move(side) {
+                Some(kc) if size > 1 => {
+                    let i = (kings_mask & ((1u64 << kc.square.index()) - 1)).count_ones() as u64;
+                    1 + 3 * i + (kc.count as u64 - 1)
+                }
+                _ => 0,
+            }
+        };
+        let t_w = t_of(Side::White, wk, self.t_stm);
+        let t_b = t_of(Side::Black, bk, self.t_opp);
+        let s = match self.special {
+            Special::None => 0,
+            Special::Seven { .. } => pos.seven_move().map_or(0, |sm| sm.moves as u64),
+            Special::SevenCarried => match pos.seven_move() {
+                Some(sm) if sm.moves >= SEVEN_MOVE_LIMIT => {
+                    if sm.strong == Side::White {
+                        1
+                    } else {
+                        2
+                    }
+                }
+                _ => 0,
+            },
+            Special::Plies => pos.plies() as u64,
+        };
+        ((placement * self.t_stm + t_w) * self.t_opp + t_b) * self.s_size + s
+    }
+
+    /// The White-to-move position with index `idx` (which must be below [`MaterialIndex::size`]).
+    pub fn position(&self, idx: u64) -> Position {
+        debug_assert!(idx < self.size);
+        let s = idx % self.s_size;
+        let rest = idx / self.s_size;
+        let t_b = rest % self.t_opp;
+        let rest = rest / self.t_opp;
+        let t_w = rest % self.t_stm;
+        let placement = rest / self.t_stm;
+
+        let a = self.material.stm_men as u32;
+        let b = self.material.opp_men as u32;
+        let wk_n = self.material.stm_kings as u32;
+        let bk_n = self.material.opp_kings as u32;
+        let j = (0..6).rev().find(|&j| self.offsets[j] <= placement && self.offsets[j + 1] > placement).unwrap() as u32;
+        let mut p = placement - self.offsets[j as usize];
+        let free = 50 - a - b;
+        let kings = p % self.kings;
+        p /= self.kings;
+        let n_b = binom(45 - (a - j), b);
+        let r_bm = p % n_b;
+        p /= n_b;
+        let n_mid = binom(40, a - j);
+        let r_mid = p % n_mid;
+        let r_back = p / n_mid;
+
+        let back = unrank(r_back, j, WHITE_BACK);
+        let middle = unrank(r_mid, a - j, WHITE_MIDDLE);
+        let wm = back | middle;
+        let bm = unrank(r_bm, b, BLACK_ALLOWED & !middle);
+        let k_avail = ALL & !(wm | bm);
+        let n_bk = binom(free - wk_n, bk_n);
+        let wk = unrank(kings / n_bk, wk_n, k_avail);
+        let bk = unrank(kings % n_bk, bk_n, k_avail & !wk);
+
+        let state = |t: u64, kings_mask: u64| -> Option<KingCount> {
+            if t == 0 {
+                return None;
+            }
+            let i = ((t - 1) / 3) as u32;
+            let count = ((t - 1) % 3) as u8 + 1;
+            Some(KingCount { square: Square::from_index(nth_bit(kings_mask, i) as usize), count })
+        };
+        let seven = match self.special {
+            Special::Seven { strong } => Some(SevenMove { strong, moves: s as u8 }),
+            Special::SevenCarried if s == 1 => Some(SevenMove { strong: Side::White, moves: SEVEN_MOVE_LIMIT }),
+            Special::SevenCarried if s == 2 => Some(SevenMove { strong: Side::Black, moves: SEVEN_MOVE_LIMIT }),
+            _ => None,
+        };
+        let white = Bitboard::from_plain(wm | wk);
+        let black = Bitboard::from_plain(bm | bk);
+        Position {
+            pieces: [white, black],
+            kings: Bitboard::from_plain(wk | bk),
+            turn: Side::White,
+            three: [state(t_w, wk), state(t_b, bk)],
+            seven,
+            plies: if self.special == Special::Plies { s as u8 } else { 0 },
+            rules: self.rules,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binomials() {
+        assert_eq!(binom(50, 2), 1225);
+        assert_eq!(binom(45, 4), 148_995);
+        assert_eq!(binom(3, 5), 0);
+    }
+
+    #[test]
+    fn rank_and_unrank_are_inverse() {
+        let avail = WHITE_MIDDLE;
+        for r in 0..binom(40, 3) {
+            let set = unrank(r, 3, avail);
+            assert_eq!(set.count_ones(), 3);
+            assert_eq!(set & !avail, 0);
+            assert_eq!(rank(set, avail), r);
+        }
+    }
+}
