@@ -97,7 +97,10 @@ fn enumerate_placements(m: Material) -> u64 {
             return go(kinds, kind + 1, next, 0, used);
         }
         let mut n = 0;
-        for &sq in kinds[kind].1.iter().filter(|&&s| s > min && !used.contains(&s)) {
+        for &sq in &kinds[kind].1 {
+            if sq <= min || used.contains(&sq) {
+                continue;
+            }
             used.push(sq);
             n += go(kinds, kind, left - 1, sq, used);
             used.pop();
