@@ -119,7 +119,9 @@ fn nth_bit(mut mask: u64, n: u32) -> u32 {
 enum Special {
     None,
     /// Official, two kings against one: the count of the side with two kings.
-    Seven { strong: Side },
+    Seven {
+        strong: Side,
+    },
     /// Official, one king each: whose capture the seven-move rule forbids.
     SevenCarried,
     /// Lidraughts: ply count.
@@ -149,14 +151,34 @@ impl MaterialIndex {
         let kings = binom(free, wk) * binom(free - wk, bk);
         let mut offsets = [0u64; 7];
         for j in 0..6u32 {
-            let here = if j <= a { binom(5, j) * binom(40, a - j) * binom(45 - (a - j), b) * kings } else { 0 };
+            let here = if j <= a {
+                binom(5, j) * binom(40, a - j) * binom(45 - (a - j), b) * kings
+            } else {
+                0
+            };
             offsets[j as usize + 1] = offsets[j as usize] + here;
         }
-        let t = |men: u32, k: u32| if men > 0 && k > 0 { 1 + 3 * k as u64 } else { 1 };
+        let t = |men: u32, k: u32| {
+            if men > 0 && k > 0 {
+                1 + 3 * k as u64
+            } else {
+                1
+            }
+        };
         let kings_only = a == 0 && b == 0;
         let (special, s_size) = match rules {
-            RuleSet::Official if kings_only && wk == 2 && bk == 1 => (Special::Seven { strong: Side::White }, 8),
-            RuleSet::Official if kings_only && wk == 1 && bk == 2 => (Special::Seven { strong: Side::Black }, 8),
+            RuleSet::Official if kings_only && wk == 2 && bk == 1 => (
+                Special::Seven {
+                    strong: Side::White,
+                },
+                8,
+            ),
+            RuleSet::Official if kings_only && wk == 1 && bk == 2 => (
+                Special::Seven {
+                    strong: Side::Black,
+                },
+                8,
+            ),
             RuleSet::Official if kings_only && wk == 1 && bk == 1 => (Special::SevenCarried, 3),
             RuleSet::Lidraughts if kings_only && wk + bk == 3 => (Special::Plies, 15),
             RuleSet::Lidraughts if kings_only && wk + bk == 2 => (Special::Plies, 5),
@@ -164,7 +186,17 @@ impl MaterialIndex {
         };
         let (t_stm, t_opp) = (t(a, wk), t(b, bk));
         let size = offsets[6] * t_stm * t_opp * s_size;
-        MaterialIndex { material, rules, offsets, kings, t_stm, t_opp, special, s_size, size }
+        MaterialIndex {
+            material,
+            rules,
+            offsets,
+            kings,
+            t_stm,
+            t_opp,
+            special,
+            s_size,
+            size,
+        }
     }
 
     /// The material.
@@ -273,7 +305,10 @@ impl MaterialIndex {
         let b = self.material.opp_men as u32;
         let wk_n = self.material.stm_kings as u32;
         let bk_n = self.material.opp_kings as u32;
-        let j = (0..6).rev().find(|&j| self.offsets[j] <= placement && self.offsets[j + 1] > placement).unwrap() as u32;
+        let j = (0..6)
+            .rev()
+            .find(|&j| self.offsets[j] <= placement && self.offsets[j + 1] > placement)
+            .unwrap() as u32;
         let mut p = placement - self.offsets[j as usize];
         let free = 50 - a - b;
         let kings = p % self.kings;
@@ -300,12 +335,24 @@ impl MaterialIndex {
             }
             let i = ((t - 1) / 3) as u32;
             let count = ((t - 1) % 3) as u8 + 1;
-            Some(KingCount { square: Square::from_index(nth_bit(kings_mask, i) as usize), count })
+            Some(KingCount {
+                square: Square::from_index(nth_bit(kings_mask, i) as usize),
+                count,
+            })
         };
         let seven = match self.special {
-            Special::Seven { strong } => Some(SevenMove { strong, moves: s as u8 }),
-            Special::SevenCarried if s == 1 => Some(SevenMove { strong: Side::White, moves: SEVEN_MOVE_LIMIT }),
-            Special::SevenCarried if s == 2 => Some(SevenMove { strong: Side::Black, moves: SEVEN_MOVE_LIMIT }),
+            Special::Seven { strong } => Some(SevenMove {
+                strong,
+                moves: s as u8,
+            }),
+            Special::SevenCarried if s == 1 => Some(SevenMove {
+                strong: Side::White,
+                moves: SEVEN_MOVE_LIMIT,
+            }),
+            Special::SevenCarried if s == 2 => Some(SevenMove {
+                strong: Side::Black,
+                moves: SEVEN_MOVE_LIMIT,
+            }),
             _ => None,
         };
         let white = Bitboard::from_plain(wm | wk);
@@ -316,7 +363,11 @@ impl MaterialIndex {
             turn: Side::White,
             three: [state(t_w, wk), state(t_b, bk)],
             seven,
-            plies: if self.special == Special::Plies { s as u8 } else { 0 },
+            plies: if self.special == Special::Plies {
+                s as u8
+            } else {
+                0
+            },
             rules: self.rules,
         }
     }

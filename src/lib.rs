@@ -33,11 +33,15 @@
 //! - [`perft`]: move-tree counting.
 //! - [`material`]: material names and build order.
 //! - [`index`]: the bijection between a material's states and table positions.
+//! - [`retro`]: retro-moves, the predecessors of a position.
+//! - [`generate`]: retrograde solving of tables.
+//! - [`table`]: the table file format.
 
 #![warn(missing_docs)]
 
 pub mod bitboard;
 pub mod fen;
+pub mod generate;
 pub mod geometry;
 pub mod index;
 pub mod material;
@@ -46,7 +50,9 @@ pub mod moves;
 pub mod perft;
 pub mod piece;
 pub mod position;
+pub mod retro;
 pub mod rules;
+pub mod table;
 
 pub use bitboard::Bitboard;
 pub use geometry::{Direction, Square};

@@ -30,7 +30,12 @@ pub struct Material {
 impl Material {
     /// A material from its four counts.
     pub const fn new(stm_men: u8, stm_kings: u8, opp_men: u8, opp_kings: u8) -> Material {
-        Material { stm_men, stm_kings, opp_men, opp_kings }
+        Material {
+            stm_men,
+            stm_kings,
+            opp_men,
+            opp_kings,
+        }
     }
 
     /// The material of a position, side to move first.
@@ -99,13 +104,20 @@ impl Material {
 impl fmt::Display for Material {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let side = |men: u8, kings: u8| "K".repeat(kings as usize) + &"M".repeat(men as usize);
-        write!(f, "{}v{}", side(self.stm_men, self.stm_kings), side(self.opp_men, self.opp_kings))
+        write!(
+            f,
+            "{}v{}",
+            side(self.stm_men, self.stm_kings),
+            side(self.opp_men, self.opp_kings)
+        )
     }
 }
 
 /// A material name that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("'{0}' is not a material name (expected e.g. KMvK: K per king, M per man, side to move first)")]
+#[error(
+    "'{0}' is not a material name (expected e.g. KMvK: K per king, M per man, side to move first)"
+)]
 pub struct MaterialError(pub String);
 
 impl FromStr for Material {
@@ -140,7 +152,10 @@ mod tests {
         for m in Material::all(5) {
             assert_eq!(m.to_string().parse::<Material>().unwrap(), m);
         }
-        assert_eq!("KMvK".parse::<Material>().unwrap(), Material::new(1, 1, 0, 1));
+        assert_eq!(
+            "KMvK".parse::<Material>().unwrap(),
+            Material::new(1, 1, 0, 1)
+        );
         assert!("MKvK".parse::<Material>().is_err());
         assert!("Kv".parse::<Material>().is_err());
     }
@@ -154,7 +169,8 @@ mod tests {
             // A promotion of the side to move: one man fewer, one king more (flipped: the
             // opponent is then to move).
             if m.stm_men > 0 {
-                let p = Material::new(m.stm_men - 1, m.stm_kings + 1, m.opp_men, m.opp_kings).flip();
+                let p =
+                    Material::new(m.stm_men - 1, m.stm_kings + 1, m.opp_men, m.opp_kings).flip();
                 assert!(pos(&p) < pos(m), "{p} must come before {m}");
             }
         }

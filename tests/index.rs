@@ -43,7 +43,12 @@ fn index_is_a_bijection_for_every_four_piece_material() {
 /// The documented size formula, computed independently by counting placements.
 fn brute_force_placements(m: Material) -> u64 {
     // Count placements of men square by square: White men on 6-50, Black men on 1-45.
-    let (a, wk, b, bk) = (m.stm_men as usize, m.stm_kings as usize, m.opp_men as usize, m.opp_kings as usize);
+    let (a, wk, b, bk) = (
+        m.stm_men as usize,
+        m.stm_kings as usize,
+        m.opp_men as usize,
+        m.opp_kings as usize,
+    );
     fn c(n: usize, k: usize) -> u64 {
         if k > n {
             return 0;
@@ -63,19 +68,38 @@ fn size_follows_the_documented_formula() {
     for m in Material::all(5) {
         let ix = MaterialIndex::new(m, RuleSet::Official);
         assert_eq!(ix.placements(), brute_force_placements(m), "{m}");
-        let t = |men: u8, kings: u8| if men > 0 && kings > 0 { 1 + 3 * kings as u64 } else { 1 };
+        let t = |men: u8, kings: u8| {
+            if men > 0 && kings > 0 {
+                1 + 3 * kings as u64
+            } else {
+                1
+            }
+        };
         let s = match (m.stm_men + m.opp_men, m.stm_kings, m.opp_kings) {
             (0, 2, 1) | (0, 1, 2) => 8,
             (0, 1, 1) => 3,
             _ => 1,
         };
-        assert_eq!(ix.size(), ix.placements() * t(m.stm_men, m.stm_kings) * t(m.opp_men, m.opp_kings) * s, "{m}");
+        assert_eq!(
+            ix.size(),
+            ix.placements() * t(m.stm_men, m.stm_kings) * t(m.opp_men, m.opp_kings) * s,
+            "{m}"
+        );
     }
     // Small cases by hand: one king each, 50 * 49 placements, three counter values.
-    assert_eq!(MaterialIndex::new("KvK".parse().unwrap(), RuleSet::Official).size(), 50 * 49 * 3);
-    assert_eq!(MaterialIndex::new("KvK".parse().unwrap(), RuleSet::Lidraughts).size(), 50 * 49 * 5);
+    assert_eq!(
+        MaterialIndex::new("KvK".parse().unwrap(), RuleSet::Official).size(),
+        50 * 49 * 3
+    );
+    assert_eq!(
+        MaterialIndex::new("KvK".parse().unwrap(), RuleSet::Lidraughts).size(),
+        50 * 49 * 5
+    );
     // A man each: White's man on 6-50 (45), Black's on 1-45 less White's square.
-    assert_eq!(MaterialIndex::new("MvM".parse().unwrap(), RuleSet::Official).size(), 5 * 45 + 40 * 44);
+    assert_eq!(
+        MaterialIndex::new("MvM".parse().unwrap(), RuleSet::Official).size(),
+        5 * 45 + 40 * 44
+    );
 }
 
 /// Counts placements by trying every square for every piece (pieces of one kind in
@@ -113,6 +137,10 @@ fn enumerate_placements(m: Material) -> u64 {
 #[test]
 fn size_matches_a_brute_force_count_up_to_three_pieces() {
     for m in Material::all(3) {
-        assert_eq!(MaterialIndex::new(m, RuleSet::Official).placements(), enumerate_placements(m), "{m}");
+        assert_eq!(
+            MaterialIndex::new(m, RuleSet::Official).placements(),
+            enumerate_placements(m),
+            "{m}"
+        );
     }
 }

@@ -1,0 +1,136 @@
+//! Retro-moves: the positions from which one ordinary (non-capturing,
+//! non-promoting) move leads to a given position, with their counters.
+//!
+//! These are the only moves that stay inside one material, so they are the
+//! only ones the generator has to undo; captures and promotions lead to
+//! tables built earlier and are followed forwards.
+//!
+//! The counters are undone by inverting `Position::play`:
+//! - the mover's three-move state: after an ordinary king move to `to` it is
+//!   `(to, c)`; before it was `(from, c-1)` if `c >= 2`, and if `c == 1` it was
+//!   none or any other king with any count. After a man move it is none;
+//!   before it was none or any king with any count. (Only where the rule
+//!   applies: the mover has men and kings.)
+//! - the other side's three-move state is unchanged;
+//! - official seven-move count: one less if the two-king side moved;
+//! - lidraughts ply count: one less.
+//!
+//! A predecessor must also have had no capture (captures are compulsory).
+//! Tests check both directions against forward move generation.
+
+use crate::bitboard::Bitboard;
+use crate::geometry::{Direction, Square, RAYS};
+use crate::piece::Side;
+use crate::position::Position;
+use crate::rules::{KingCount, RuleSet, SevenMove, THREE_MOVE_LIMIT};
+
+/// Call `f` with every position from which one ordinary move leads to `pos`.
+/// The predecessors have the other side to move.
+pub fn predecessors(pos: &Position, mut f: impl FnMut(&Position)) {
+    let mover = pos.turn().opponent();
+    if pos.rules() == RuleSet::Official && pos.one_king_each() {
+        // One king each only arises by a capture, and is never left by an ordinary move.
+        return;
+    }
+    let seven = match (pos.rules(), pos.seven_move()) {
+        (RuleSet::Official, Some(sm)) if sm.strong == mover => {
+            if sm.moves == 0 {
+                return; // the count started here: the last move was a capture or promotion
+            }
+            Some(SevenMove {
+                strong: sm.strong,
+                moves: sm.moves - 1,
+            })
+        }
+        (_, other) => other,
+    };
+    let plies = if pos.rules() == RuleSet::Lidraughts && pos.ply_limit().is_some() {
+        if pos.plies() == 0 {
+            return;
+        }
+        pos.plies() - 1
+    } else {
+        0
+    };
+    let empty = !pos.occupied();
+    let men = pos.men(mover);
+    let kings = pos.kings(mover);
+    let rule_applies = men.any() && kings.any();
+    let after_state = pos.three_move(mover);
+    let back: [Direction; 2] = match mover {
+        Side::White => [Direction::DownLeft, Direction::DownRight],
+        Side::Black => [Direction::UpLeft, Direction::UpRight],
+    };
+
+    let mut emit = |from: Square, to: Square, king: bool| {
+        let mut p = *pos;
+        p.turn = mover;
+        p.pieces[mover.index()] = p.pieces[mover.index()].without(to).with(from);
+        if king {
+            p.kings = p.kings.without(to).with(from);
+        }
+        p.seven = seven;
+        p.plies = plies;
+        if p.has_capture() {
+            return;
+        }
+        if !rule_applies {
+            p.three[mover.index()] = None;
+            f(&p);
+            return;
+        }
+        let mover_kings = p.kings(mover);
+        // Before the move: none, or any king (other than `exclude`) with any count.
+        let mut any_state = |exclude: Option<Square>, p: &mut Position| {
+            p.three[mover.index()] = None;
+            f(p);
+            for k in mover_kings.squares().filter(|&k| Some(k) != exclude) {
+                for count in 1..=THREE_MOVE_LIMIT {
+                    p.three[mover.index()] = Some(KingCount { square: k, count });
+                    f(p);
+                }
+            }
+        };
+        if king {
+            match after_state {
+                Some(kc) if kc.square == to && kc.count >= 2 => {
+                    p.three[mover.index()] = Some(KingCount {
+                        square: from,
+                        count: kc.count - 1,
+                    });
+                    f(&p);
+                }
+                Some(kc) if kc.square == to => any_state(Some(from), &mut p),
+                _ => {}
+            }
+        } else if after_state.is_none() {
+            any_state(None, &mut p);
+        }
+    };
+
+    for to in men.squares() {
+        // A man that stands on its far row got there by promotion: not an ordinary move.
+        if Bitboard::promotion_row(mover).contains(to) {
+            continue;
+        }
+        for d in back {
+            if let Some(from) = to.step(d) {
+                if empty.contains(from) {
+                    emit(from, to, false);
+                }
+            }
+        }
+    }
+    for to in kings.squares() {
+        for d in Direction::DIAGONALS {
+            let ray = &RAYS[to.index()][d as usize];
+            for &s in &ray.squares[..ray.len as usize] {
+                let from = Square::from_index(s as usize);
+                if !empty.contains(from) {
+                    break;
+                }
+                emit(from, to, true);
+            }
+        }
+    }
+}

@@ -1,0 +1,633 @@
+//! The table file format: a checksummed header, a block offset table and
+//! zstd-compressed blocks of values, read through a memory map.
+//!
+//! See `docs/FORMAT.md` for the byte layout. One file holds one metric (WDL or
+//! DTW) of one material under one rule set. Files are written under a
+//! temporary name, synced and renamed, so a file with the final name is always
+//! complete.
+
+use crate::material::Material;
+use crate::rules::RuleSet;
+use memmap2::Mmap;
+use rayon::prelude::*;
+use std::cell::RefCell;
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The first eight bytes of every table file.
+pub const MAGIC: [u8; 8] = *b"FRTB\r\n\x1a\n";
+/// The version of the file layout this library writes and reads.
+pub const FORMAT_VERSION: u16 = 1;
+/// The version of the index scheme (`crate::index`) the values are ordered by.
+pub const INDEX_VERSION: u16 = 1;
+/// Size of the fixed header in bytes.
+pub const HEADER_LEN: usize = 88;
+/// zstd level: high enough that long runs of equal values cost almost nothing.
+const COMPRESSION_LEVEL: i32 = 12;
+/// States per compressed block.
+pub const DEFAULT_BLOCK_STATES: u32 = 32 * 1024;
+
+/// Which metric a file holds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Metric {
+    /// Win, draw or loss: one byte per state (0 loss, 1 draw, 2 win).
+    Wdl,
+    /// Distance to win in plies (0 for draws and finished games).
+    Dtw,
+}
+
+impl Metric {
+    /// File name extension: `wdl` or `dtw`.
+    pub const fn extension(self) -> &'static str {
+        match self {
+            Metric::Wdl => "wdl",
+            Metric::Dtw => "dtw",
+        }
+    }
+    const fn code(self) -> u8 {
+        match self {
+            Metric::Wdl => 1,
+            Metric::Dtw => 2,
+        }
+    }
+}
+
+/// The file name of a table: `KMvK.official.wdl`.
+pub fn file_name(material: Material, rules: RuleSet, metric: Metric) -> String {
+    format!("{material}.{}.{}", rules.name(), metric.extension())
+}
+
+/// What is wrong with a table file.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    /// Reading or writing failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// The file is not a frisian-tb table, or is damaged.
+    #[error("{path}: corrupt table file: {what}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        what: String,
+    },
+    /// Written by another format version.
+    #[error("{path}: table format version {found}, this library reads version {FORMAT_VERSION}")]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// Version in the file.
+        found: u16,
+    },
+    /// Built for another rule set, material or metric than its name says.
+    #[error("{path}: table is for {found}, expected {expected}")]
+    Mismatch {
+        /// The file.
+        path: PathBuf,
+        /// What the file holds.
+        found: String,
+        /// What was asked for.
+        expected: String,
+    },
+}
+
+/// Statistics and identity of a table, as stored in its header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Which metric.
+    pub metric: Metric,
+    /// Rule set the table was built for.
+    pub rules: RuleSet,
+    /// Material (side to move first).
+    pub material: Material,
+    /// Index scheme version.
+    pub index_version: u16,
+    /// Bytes per value: 1, or 2 for long DTW.
+    pub value_width: u8,
+    /// States per block.
+    pub block_states: u32,
+    /// Number of states.
+    pub states: u64,
+    /// States won by the side to move.
+    pub wins: u64,
+    /// Drawn states.
+    pub draws: u64,
+    /// States lost by the side to move.
+    pub losses: u64,
+    /// Longest win, in plies.
+    pub longest_win: u32,
+    /// Number of blocks.
+    pub blocks: u32,
+    /// FNV-1a 64 of the decoded values (as stored, little-endian).
+    pub values_checksum: u64,
+    /// FNV-1a 64 of the offset table and the compressed blocks.
+    pub body_checksum: u64,
+}
+
+/// FNV-1a, 64 bits: the checksum used throughout the format.
+#[derive(Clone, Copy, Debug)]
+pub struct Fnv(pub u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    /// Add bytes.
+    #[inline]
+    pub fn update(&mut self, bytes: &[u8]) {
+        let mut h = self.0;
+        for &b in bytes {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+    /// The checksum of `bytes`.
+    pub fn of(bytes: &[u8]) -> u64 {
+        let mut f = Fnv::default();
+        f.update(bytes);
+        f.0
+    }
+}
+
+impl Header {
+    fn encode(&self) -> [u8; HEADER_LEN] {
+        let mut h = [0u8; HEADER_LEN];
+        h[0..8].copy_from_slice(&MAGIC);
+        h[8..10].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        h[10] = self.metric.code();
+        h[11] = match self.rules {
+            RuleSet::Official => 0,
+            RuleSet::Lidraughts => 1,
+        };
+        let m = self.material;
+        h[12..16].copy_from_slice(&[m.stm_men, m.stm_kings, m.opp_men, m.opp_kings]);
+        h[16..18].copy_from_slice(&self.index_version.to_le_bytes());
+        h[18] = self.value_width;
+        h[20..24].copy_from_slice(&self.block_states.to_le_bytes());
+        h[24..32].copy_from_slice(&self.states.to_le_bytes());
+        h[32..40].copy_from_slice(&self.wins.to_le_bytes());
+        h[40..48].copy_from_slice(&self.draws.to_le_bytes());
+        h[48..56].copy_from_slice(&self.losses.to_le_bytes());
+        h[56..60].copy_from_slice(&self.longest_win.to_le_bytes());
+        h[60..64].copy_from_slice(&self.blocks.to_le_bytes());
+        h[64..72].copy_from_slice(&self.values_checksum.to_le_bytes());
+        h[72..80].copy_from_slice(&self.body_checksum.to_le_bytes());
+        let sum = Fnv::of(&h[..80]);
+        h[80..88].copy_from_slice(&sum.to_le_bytes());
+        h
+    }
+
+    fn decode(path: &Path, b: &[u8]) -> Result<Header, TableError> {
+        let corrupt = |what: &str| TableError::Corrupt {
+            path: path.to_path_buf(),
+            what: what.to_string(),
+        };
+        if b.len() < HEADER_LEN {
+            return Err(corrupt("shorter than the header"));
+        }
+        if b[0..8] != MAGIC {
+            return Err(corrupt("bad magic: not a frisian-tb table"));
+        }
+        let u16_at = |o: usize| u16::from_le_bytes([b[o], b[o + 1]]);
+        let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+        let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
+        let version = u16_at(8);
+        if version != FORMAT_VERSION {
+            return Err(TableError::Version {
+                path: path.to_path_buf(),
+                found: version,
+            });
+        }
+        if Fnv::of(&b[..80]) != u64_at(80) {
+            return Err(corrupt("header checksum mismatch"));
+        }
+        let metric = match b[10] {
+            1 => Metric::Wdl,
+            2 => Metric::Dtw,
+            _ => return Err(corrupt("unknown metric")),
+        };
+        let rules = match b[11] {
+            0 => RuleSet::Official,
+            1 => RuleSet::Lidraughts,
+            _ => return Err(corrupt("unknown rule set")),
+        };
+        let material = Material::new(b[12], b[13], b[14], b[15]);
+        let header = Header {
+            metric,
+            rules,
+            material,
+            index_version: u16_at(16),
+            value_width: b[18],
+            block_states: u32_at(20),
+            states: u64_at(24),
+            wins: u64_at(32),
+            draws: u64_at(40),
+            losses: u64_at(48),
+            longest_win: u32_at(56),
+            blocks: u32_at(60),
+            values_checksum: u64_at(64),
+            body_checksum: u64_at(72),
+        };
+        if header.index_version != INDEX_VERSION {
+            return Err(corrupt(&format!(
+                "index scheme version {} (expected {INDEX_VERSION})",
+                header.index_version
+            )));
+        }
+        if !matches!(header.value_width, 1 | 2) || header.block_states == 0 {
+            return Err(corrupt("bad value width or block size"));
+        }
+        if header.wins + header.draws + header.losses != header.states {
+            return Err(corrupt("win/draw/loss counts do not add up to the states"));
+        }
+        if header.blocks as u64 != header.states.div_ceil(header.block_states as u64) {
+            return Err(corrupt("block count does not match the states"));
+        }
+        Ok(header)
+    }
+}
+
+/// Values and statistics of one table, ready to be written.
+pub struct TableData<'a> {
+    /// Metric of the values.
+    pub metric: Metric,
+    /// Rule set.
+    pub rules: RuleSet,
+    /// Material.
+    pub material: Material,
+    /// One value per state.
+    pub values: &'a [u16],
+    /// Wins, draws, losses.
+    pub counts: (u64, u64, u64),
+    /// Longest win.
+    pub longest_win: u32,
+}
+
+/// Write a table file atomically: to `<path>.tmp`, synced, then renamed to `path`.
+pub fn write_table(path: &Path, data: &TableData<'_>) -> Result<Header, TableError> {
+    let io_err = |source| TableError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let width: u8 = if data.metric == Metric::Wdl || data.values.iter().all(|&v| v < 256) {
+        1
+    } else {
+        2
+    };
+    let block_states = DEFAULT_BLOCK_STATES;
+    let encode = |chunk: &[u16]| -> Vec<u8> {
+        if width == 1 {
+            chunk.iter().map(|&v| v as u8).collect()
+        } else {
+            chunk.iter().flat_map(|v| v.to_le_bytes()).collect()
+        }
+    };
+    let mut values_sum = Fnv::default();
+    for chunk in data.values.chunks(block_states as usize) {
+        values_sum.update(&encode(chunk));
+    }
+    // Blocks compress independently, so in parallel.
+    let blocks: Vec<Vec<u8>> = data
+        .values
+        .par_chunks(block_states as usize)
+        .map(|chunk| {
+            let mut enc = zstd::bulk::Compressor::new(COMPRESSION_LEVEL)?;
+            enc.include_checksum(true)?;
+            enc.compress(&encode(chunk))
+        })
+        .collect::<io::Result<_>>()
+        .map_err(io_err)?;
+    let offsets_len = (blocks.len() + 1) * 8;
+    let mut offsets = Vec::with_capacity(offsets_len);
+    let mut at = (HEADER_LEN + offsets_len) as u64;
+    for b in &blocks {
+        offsets.extend_from_slice(&at.to_le_bytes());
+        at += b.len() as u64;
+    }
+    offsets.extend_from_slice(&at.to_le_bytes());
+    let mut body_sum = Fnv::default();
+    body_sum.update(&offsets);
+    for b in &blocks {
+        body_sum.update(b);
+    }
+    let header = Header {
+        metric: data.metric,
+        rules: data.rules,
+        material: data.material,
+        index_version: INDEX_VERSION,
+        value_width: width,
+        block_states,
+        states: data.values.len() as u64,
+        wins: data.counts.0,
+        draws: data.counts.1,
+        losses: data.counts.2,
+        longest_win: data.longest_win,
+        blocks: blocks.len() as u32,
+        values_checksum: values_sum.0,
+        body_checksum: body_sum.0,
+    };
+    let tmp = path.with_extension(format!(
+        "{}.tmp",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+    ));
+    let write = || -> io::Result<()> {
+        let mut f = io::BufWriter::new(File::create(&tmp)?);
+        f.write_all(&header.encode())?;
+        f.write_all(&offsets)?;
+        for b in &blocks {
+            f.write_all(b)?;
+        }
+        let f = f.into_inner().map_err(|e| e.into_error())?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)?;
+        if let Some(dir) = path.parent() {
+            // Make the rename itself durable.
+            if let Ok(d) = File::open(if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            }) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    };
+    write().map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        io_err(e)
+    })?;
+    Ok(header)
+}
+
+static NEXT_TABLE_ID: AtomicU64 = AtomicU64::new(1);
+
+/// An open table file, memory-mapped. Safe to share between threads.
+pub struct TableFile {
+    path: PathBuf,
+    header: Header,
+    map: Mmap,
+    id: u64,
+}
+
+impl std::fmt::Debug for TableFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableFile")
+            .field("path", &self.path)
+            .field("header", &self.header)
+            .finish()
+    }
+}
+
+/// Per-thread cache of decompressed blocks, so probing allocates nothing once warm.
+struct BlockCache {
+    decompressor: Option<zstd::bulk::Decompressor<'static>>,
+    slots: Vec<(u64, u32, Vec<u8>)>,
+    next: usize,
+}
+
+const CACHE_SLOTS: usize = 8;
+
+thread_local! {
+    static CACHE: RefCell<BlockCache> = const { RefCell::new(BlockCache { decompressor: None, slots: Vec::new(), next: 0 }) };
+}
+
+impl TableFile {
+    /// Open and check a table file: header, checksum of the header, offsets.
+    ///
+    /// The file is memory-mapped: it must not be changed or truncated while
+    /// open (frisian-tb only ever replaces tables by renaming a new file over
+    /// the old name, which leaves an existing mapping intact).
+    pub fn open(path: &Path) -> Result<TableFile, TableError> {
+        let io_err = |source| TableError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = File::open(path).map_err(io_err)?;
+        // Safety: the mapping is read-only and the format is only ever replaced by
+        // rename (see above); every read below is bounds-checked against its length.
+        let map = unsafe { Mmap::map(&file) }.map_err(io_err)?;
+        let header = Header::decode(path, &map)?;
+        let corrupt = |what: String| TableError::Corrupt {
+            path: path.to_path_buf(),
+            what,
+        };
+        let offsets_end = HEADER_LEN + (header.blocks as usize + 1) * 8;
+        if map.len() < offsets_end {
+            return Err(corrupt("truncated offset table".into()));
+        }
+        let t = TableFile {
+            path: path.to_path_buf(),
+            header,
+            map,
+            id: NEXT_TABLE_ID.fetch_add(1, Ordering::Relaxed),
+        };
+        let mut prev = offsets_end as u64;
+        for i in 0..=t.header.blocks as usize {
+            let o = t.offset(i);
+            if o < prev || o > t.map.len() as u64 {
+                return Err(corrupt(format!(
+                    "block offset {i} out of order or beyond the end of the file"
+                )));
+            }
+            prev = o;
+        }
+        if prev != t.map.len() as u64 {
+            return Err(corrupt(format!(
+                "file is {} bytes, blocks end at {prev}",
+                t.map.len()
+            )));
+        }
+        Ok(t)
+    }
+
+    /// Open and check that the file holds what its caller expects.
+    pub fn open_expecting(
+        path: &Path,
+        material: Material,
+        rules: RuleSet,
+        metric: Metric,
+    ) -> Result<TableFile, TableError> {
+        let t = TableFile::open(path)?;
+        let h = &t.header;
+        if h.material != material || h.rules != rules || h.metric != metric {
+            return Err(TableError::Mismatch {
+                path: path.to_path_buf(),
+                found: format!("{} {} {}", h.material, h.rules, h.metric.extension()),
+                expected: format!("{material} {rules} {}", metric.extension()),
+            });
+        }
+        Ok(t)
+    }
+
+    fn offset(&self, i: usize) -> u64 {
+        let o = HEADER_LEN + i * 8;
+        u64::from_le_bytes(self.map[o..o + 8].try_into().unwrap())
+    }
+
+    /// The header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Size of the file in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    /// The value of state `idx`.
+    pub fn get(&self, idx: u64) -> Result<u16, TableError> {
+        if idx >= self.header.states {
+            return Err(TableError::Corrupt {
+                path: self.path.clone(),
+                what: format!("index {idx} beyond {} states", self.header.states),
+            });
+        }
+        let block = (idx / self.header.block_states as u64) as u32;
+        let within = (idx % self.header.block_states as u64) as usize;
+        let width = self.header.value_width as usize;
+        CACHE.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            let hit = cache
+                .slots
+                .iter()
+                .position(|(id, b, _)| *id == self.id && *b == block);
+            let slot = match hit {
+                Some(s) => s,
+                None => self.fill(&mut cache, block)?,
+            };
+            let buf = &cache.slots[slot].2;
+            Ok(if width == 1 {
+                buf[within] as u16
+            } else {
+                u16::from_le_bytes([buf[2 * within], buf[2 * within + 1]])
+            })
+        })
+    }
+
+    fn fill(&self, cache: &mut BlockCache, block: u32) -> Result<usize, TableError> {
+        let corrupt = |what: String| TableError::Corrupt {
+            path: self.path.clone(),
+            what,
+        };
+        let states_here = (self.header.states - block as u64 * self.header.block_states as u64)
+            .min(self.header.block_states as u64) as usize;
+        let expect = states_here * self.header.value_width as usize;
+        let (start, end) = (
+            self.offset(block as usize) as usize,
+            self.offset(block as usize + 1) as usize,
+        );
+        let slot = if cache.slots.len() < CACHE_SLOTS {
+            cache.slots.push((0, 0, Vec::new()));
+            cache.slots.len() - 1
+        } else {
+            cache.next = (cache.next + 1) % CACHE_SLOTS;
+            cache.next
+        };
+        if cache.decompressor.is_none() {
+            cache.decompressor =
+                Some(zstd::bulk::Decompressor::new().map_err(|e| TableError::Io {
+                    path: self.path.clone(),
+                    source: e,
+                })?);
+        }
+        let BlockCache {
+            decompressor,
+            slots,
+            ..
+        } = cache;
+        slots[slot].0 = 0; // invalid until filled
+        let buf = &mut slots[slot].2;
+        buf.clear();
+        buf.reserve(expect);
+        let n = decompressor
+            .as_mut()
+            .unwrap()
+            .decompress_to_buffer(&self.map[start..end], buf)
+            .map_err(|e| corrupt(format!("block {block} does not decompress: {e}")))?;
+        if n != expect {
+            return Err(corrupt(format!(
+                "block {block} holds {n} bytes, expected {expect}"
+            )));
+        }
+        slots[slot].0 = self.id;
+        slots[slot].1 = block;
+        Ok(slot)
+    }
+
+    /// Decode every value (for generation and verification).
+    pub fn read_all(&self) -> Result<Vec<u16>, TableError> {
+        let corrupt = |what: String| TableError::Corrupt {
+            path: self.path.clone(),
+            what,
+        };
+        let mut out = Vec::with_capacity(self.header.states as usize);
+        let mut dec = zstd::bulk::Decompressor::new().map_err(|e| TableError::Io {
+            path: self.path.clone(),
+            source: e,
+        })?;
+        let mut sum = Fnv::default();
+        let mut buf = Vec::new();
+        for block in 0..self.header.blocks {
+            let states_here = (self.header.states - block as u64 * self.header.block_states as u64)
+                .min(self.header.block_states as u64) as usize;
+            let expect = states_here * self.header.value_width as usize;
+            let (start, end) = (
+                self.offset(block as usize) as usize,
+                self.offset(block as usize + 1) as usize,
+            );
+            buf.clear();
+            buf.reserve(expect);
+            let n = dec
+                .decompress_to_buffer(&self.map[start..end], &mut buf)
+                .map_err(|e| corrupt(format!("block {block} does not decompress: {e}")))?;
+            if n != expect {
+                return Err(corrupt(format!(
+                    "block {block} holds {n} bytes, expected {expect}"
+                )));
+            }
+            sum.update(&buf);
+            if self.header.value_width == 1 {
+                out.extend(buf.iter().map(|&b| b as u16));
+            } else {
+                out.extend(
+                    buf.chunks_exact(2)
+                        .map(|c| u16::from_le_bytes([c[0], c[1]])),
+                );
+            }
+        }
+        if sum.0 != self.header.values_checksum {
+            return Err(corrupt(
+                "checksum of the decoded values does not match the header".into(),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Check the checksum of the compressed body against the header.
+    pub fn check_body(&self) -> Result<(), TableError> {
+        let start = HEADER_LEN;
+        if Fnv::of(&self.map[start..]) != self.header.body_checksum {
+            return Err(TableError::Corrupt {
+                path: self.path.clone(),
+                what: "body checksum mismatch".into(),
+            });
+        }
+        Ok(())
+    }
+}
