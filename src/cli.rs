@@ -2,7 +2,11 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use frisian_tb::moves::parse_move;
-use frisian_tb::{fen, perft, Move, Position, RuleSet, Side};
+use frisian_tb::generate::{self, Plan, TableStats};
+use frisian_tb::probe::Tablebase;
+use frisian_tb::table::{self as tables_fmt, Metric, TableFile};
+use frisian_tb::{fen, perft, Material, MaterialIndex, Move, Position, RuleSet, Side, Wdl};
+use std::path::{Path, PathBuf};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -55,6 +59,80 @@ enum Command {
         /// Position in FEN; default: the start position.
         fen: Option<String>,
     },
+    /// List the materials up to N pieces in build order, with their sizes.
+    #[command(after_help = "Examples:\n  frisian-tb materials --max-pieces 3\n  frisian-tb materials --max-pieces 5 --json")]
+    Materials {
+        /// Largest number of pieces.
+        #[arg(long, default_value_t = 5)]
+        max_pieces: u32,
+        /// Rule set (sizes differ in the draw counters).
+        #[arg(long, default_value = "official")]
+        rules: RuleSet,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Generate tables (complete ones are skipped, so an interrupted run resumes).
+    #[command(after_help = "Examples:\n  frisian-tb generate --max-pieces 4\n  frisian-tb generate --max-pieces 3 --rules both --out /tmp/tables\n  frisian-tb generate --material KMvK --threads 2")]
+    Generate {
+        /// Largest number of pieces.
+        #[arg(long, default_value_t = 3)]
+        max_pieces: u32,
+        /// Only this material (e.g. KMvK), its colour flip and what they depend on.
+        #[arg(long)]
+        material: Option<Material>,
+        /// Rule set: official, lidraughts or both.
+        #[arg(long, default_value = "official")]
+        rules: RulesChoice,
+        /// Output directory.
+        #[arg(long, default_value = "tables")]
+        out: PathBuf,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Print the statistics of the tables written as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The value of a position and of every legal move, from the tables.
+    #[command(after_help = "Examples:\n  frisian-tb probe 'W:WK18,15:BK46'\n  frisian-tb probe --json 'W:WK1,K2:BK6'\n  frisian-tb probe --play '43-34' 'W:WK43,K50:BK14:SW4'")]
+    Probe {
+        #[command(flatten)]
+        common: Common,
+        /// Table directory.
+        #[arg(long, default_value = "tables")]
+        tables: PathBuf,
+        /// Print JSON: {"wdl", "dtw", "moves": [{"move", "wdl", "dtw"}]}.
+        #[arg(long)]
+        json: bool,
+        /// Position in FEN.
+        fen: String,
+    },
+    /// Print the header and statistics of a table file.
+    #[command(after_help = "Examples:\n  frisian-tb info tables/KMvK.official.wdl")]
+    Info {
+        /// The table file.
+        file: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-derive every stored value from its successors with the forward move generator.
+    #[command(after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n\nExit status 1 if any value or checksum is wrong.")]
+    Verify {
+        /// Table directory.
+        #[arg(long, default_value = "tables")]
+        tables: PathBuf,
+        /// Rule set: official, lidraughts or both.
+        #[arg(long, default_value = "both")]
+        rules: RulesChoice,
+        /// Only tables with at most this many pieces.
+        #[arg(long)]
+        max_pieces: Option<u32>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Draw the board with its counter state.
     #[command(
         after_help = "Examples:\n  frisian-tb show 'W:W31-50:B1-20'\n  frisian-tb show 'W:WK45,31:B7:TW45/2'"
@@ -77,6 +155,27 @@ struct Common {
     play: Option<String>,
 }
 
+/// One rule set or both.
+#[derive(Copy, Clone, ValueEnum)]
+enum RulesChoice {
+    /// FMJD rules.
+    Official,
+    /// Server rules.
+    Lidraughts,
+    /// Both rule sets.
+    Both,
+}
+
+impl RulesChoice {
+    fn sets(self) -> Vec<RuleSet> {
+        match self {
+            RulesChoice::Official => vec![RuleSet::Official],
+            RulesChoice::Lidraughts => vec![RuleSet::Lidraughts],
+            RulesChoice::Both => RuleSet::ALL.to_vec(),
+        }
+    }
+}
+
 #[derive(Copy, Clone, ValueEnum)]
 enum Start {
     /// Black men on 1-20, white men on 31-50.
@@ -92,6 +191,17 @@ enum CliError {
     Fen(#[from] fen::FenError),
     #[error("--play: {0}")]
     Play(String),
+    #[error(transparent)]
+    Probe(#[from] frisian_tb::probe::ProbeError),
+    #[error(transparent)]
+    Generate(#[from] frisian_tb::generate::GenerateError),
+    #[error(transparent)]
+    Table(#[from] frisian_tb::table::TableError),
+    #[error("{0}")]
+    Other(String),
+    /// Verification found problems: already reported, exit status 1.
+    #[error("verification failed")]
+    VerifyFailed,
 }
 
 /// Run the command line; returns the process exit status.
@@ -99,6 +209,7 @@ pub fn main() -> i32 {
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => 0,
+        Err(CliError::VerifyFailed) => 1,
         Err(e) => {
             eprintln!("error: {e}");
             2
@@ -123,6 +234,21 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let pos = position(&common, fen.as_deref(), start)?;
             cmd_perft(&pos, depth, divide, json);
         }
+        Command::Materials { max_pieces, rules, json } => cmd_materials(max_pieces, rules, json),
+        Command::Generate { max_pieces, material, rules, out, threads, json } => {
+            if let Some(t) = threads {
+                rayon::ThreadPoolBuilder::new().num_threads(t).build_global().map_err(|e| CliError::Other(e.to_string()))?;
+            }
+            for r in rules.sets() {
+                cmd_generate(max_pieces, material, r, &out, json)?;
+            }
+        }
+        Command::Probe { common, tables, json, fen } => {
+            let pos = position(&common, Some(&fen), Start::Initial)?;
+            cmd_probe(&pos, &tables, json)?;
+        }
+        Command::Info { file, json } => cmd_info(&file, json)?,
+        Command::Verify { tables, rules, max_pieces, json } => cmd_verify(&tables, &rules.sets(), max_pieces, json)?,
         Command::Show { common, fen } => {
             let pos = position(&common, Some(&fen), Start::Initial)?;
             print!("{}", board_diagram(&pos));
@@ -367,4 +493,277 @@ fn board_diagram(pos: &Position) -> String {
         None => s.push_str(&format!("{} legal moves.\n", pos.legal_moves().len())),
     }
     s
+}
+
+#[derive(Serialize)]
+struct MaterialJson {
+    material: String,
+    pieces: u32,
+    placements: u64,
+    states: u64,
+}
+
+fn cmd_materials(max_pieces: u32, rules: RuleSet, json: bool) {
+    let list: Vec<MaterialJson> = Material::all(max_pieces)
+        .into_iter()
+        .map(|m| {
+            let ix = MaterialIndex::new(m, rules);
+            MaterialJson { material: m.to_string(), pieces: m.pieces(), placements: ix.placements(), states: ix.size() }
+        })
+        .collect();
+    if json {
+        println!("{}", serde_json::to_string(&list).expect("serialisable"));
+        return;
+    }
+    println!("{:<10} {:>6} {:>14} {:>16}", "material", "pieces", "placements", "states");
+    for m in &list {
+        println!("{:<10} {:>6} {:>14} {:>16}", m.material, m.pieces, m.placements, m.states);
+    }
+    let total: u64 = list.iter().map(|m| m.states).sum();
+    println!("{} materials, {} states ({} rules; side to move first, K = king, M = man)", list.len(), total, rules);
+}
+
+/// Progress bar for generation.
+struct Bar {
+    bar: indicatif::ProgressBar,
+    quiet: bool,
+}
+
+impl generate::Progress for Bar {
+    fn start(&self, material: Material, _states: u64) {
+        self.bar.set_message(material.to_string());
+    }
+    fn advance(&self, states: u64) {
+        self.bar.inc(states);
+    }
+    fn done(&self, st: &TableStats) {
+        let line = format!(
+            "{:<8} {:<10} {:>12} states  win {:>11}  draw {:>11}  loss {:>11}  longest win {:>3}",
+            st.rules, st.material, st.states, st.wins, st.draws, st.losses, st.longest_win
+        );
+        if self.quiet {
+            return;
+        }
+        if self.bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            self.bar.println(line);
+        }
+    }
+}
+
+fn cmd_generate(max_pieces: u32, material: Option<Material>, rules: RuleSet, out: &Path, json: bool) -> Result<(), CliError> {
+    let plan = match material {
+        Some(m) => Plan::material(rules, out, m),
+        None => Plan::all(rules, out, max_pieces),
+    };
+    let pending = plan.pending();
+    let total: u64 = pending
+        .iter()
+        .map(|&m| MaterialIndex::new(m, rules).size() * if m == m.flip() { 1 } else { 2 })
+        .sum();
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{msg:>10} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} states, ETA {eta}")
+            .expect("valid template"),
+    );
+    if json {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let skipped = plan.materials.len() - pending.iter().map(|m| if *m == m.flip() { 1 } else { 2 }).sum::<usize>();
+    if !json {
+        eprintln!("{} rules: {} tables to generate, {} already complete, {} states", rules, plan.materials.len() - skipped, skipped, total);
+    }
+    let t = Instant::now();
+    let written = generate::run(&plan, &Bar { bar: bar.clone(), quiet: json })?;
+    bar.finish_and_clear();
+    update_manifest(out, rules, &plan.materials, &written)?;
+    if json {
+        println!("{}", serde_json::to_string(&written).expect("serialisable"));
+    } else {
+        eprintln!("{} rules: wrote {} tables in {:.1} s; manifest: {}", rules, written.len(), t.elapsed().as_secs_f64(), out.join("MANIFEST").display());
+    }
+    Ok(())
+}
+
+/// The manifest: one line per table with its statistics and the checksum of its values.
+fn update_manifest(dir: &Path, rules: RuleSet, materials: &[Material], written: &[TableStats]) -> Result<(), CliError> {
+    let path = dir.join("MANIFEST");
+    let mut lines: std::collections::BTreeMap<(String, usize, String), String> = Default::default();
+    let order: Vec<Material> = Material::all(40.min(materials.iter().map(|m| m.pieces()).max().unwrap_or(2).max(8)));
+    let rank = |name: &str| name.parse::<Material>().ok().and_then(|m| order.iter().position(|&x| x == m)).unwrap_or(usize::MAX);
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+            let mut f = line.split_whitespace();
+            if let (Some(r), Some(m)) = (f.next(), f.next()) {
+                lines.insert((r.to_string(), rank(m), m.to_string()), line.to_string());
+            }
+        }
+    }
+    let fmt = |st: &TableStats| {
+        format!("{} {} {} {} {} {} {} {}", st.rules, st.material, st.states, st.wins, st.draws, st.losses, st.longest_win, st.checksum)
+    };
+    for st in written {
+        lines.insert((st.rules.clone(), rank(&st.material), st.material.clone()), fmt(st));
+    }
+    for &m in materials {
+        let key = (rules.name().to_string(), rank(&m.to_string()), m.to_string());
+        if !lines.contains_key(&key) {
+            let values = generate::load_values(dir, m, rules)?;
+            lines.insert(key, fmt(&generate::stats(m, rules, &values)));
+        }
+    }
+    let mut text = String::from("# frisian-tb table manifest: one line per table, written by `frisian-tb generate`.\n# rules material states wins draws losses longest_win checksum\n# (checksum: FNV-1a 64 over every state's WDL byte and DTW as u16 little-endian, in index order)\n");
+    for line in lines.values() {
+        text.push_str(line);
+        text.push('\n');
+    }
+    let tmp = dir.join("MANIFEST.tmp");
+    std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, &path)).map_err(|e| CliError::Other(format!("{}: {e}", path.display())))?;
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct ProbeJson {
+    wdl: &'static str,
+    dtw: Option<u32>,
+    moves: Vec<ProbeMoveJson>,
+}
+
+#[derive(Serialize)]
+struct ProbeMoveJson {
+    #[serde(rename = "move")]
+    notation: String,
+    wdl: &'static str,
+    dtw: Option<u32>,
+}
+
+fn open_tablebase(dir: &Path, rules: RuleSet) -> Result<Tablebase, CliError> {
+    let mut tb = Tablebase::new(rules);
+    let n = tb.add_directory(dir).map_err(|e| CliError::Other(format!("cannot read table directory {}: {e}", dir.display())))?;
+    if n == 0 {
+        return Err(CliError::Other(format!(
+            "no {rules} tables in {}; generate them with: frisian-tb generate --max-pieces 3 --rules {rules} --out {}",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    Ok(tb)
+}
+
+fn cmd_probe(pos: &Position, dir: &Path, json: bool) -> Result<(), CliError> {
+    let tb = open_tablebase(dir, pos.rules())?;
+    let v = tb.probe(pos)?;
+    let moves = tb.probe_moves(pos)?;
+    let legal: Vec<Move> = moves.iter().map(|m| m.mv).collect();
+    if json {
+        let out = ProbeJson {
+            wdl: v.wdl.name(),
+            dtw: v.dtw,
+            moves: moves
+                .iter()
+                .map(|m| ProbeMoveJson { notation: m.mv.notation_among(&legal), wdl: m.wdl.name(), dtw: m.dtw })
+                .collect(),
+        };
+        println!("{}", serde_json::to_string(&out).expect("serialisable"));
+        return Ok(());
+    }
+    let describe = |wdl: Wdl, dtw: Option<u32>| match (wdl, dtw) {
+        (Wdl::Draw, _) => "draw".to_string(),
+        (w, Some(d)) => format!("{w} in {d} pl{}", if d == 1 { "y" } else { "ies" }),
+        (w, None) => w.to_string(),
+    };
+    println!("{}: {} for {} ({} rules)", fen::write(pos), describe(v.wdl, v.dtw), pos.turn(), pos.rules());
+    if let Some(o) = pos.outcome() {
+        println!("The game is over: {}.", o.ending.describe());
+    }
+    for m in &moves {
+        println!("  {:<12} {}", m.mv.notation_among(&legal), describe(m.wdl, m.dtw));
+    }
+    Ok(())
+}
+
+fn cmd_info(file: &Path, json: bool) -> Result<(), CliError> {
+    let t = TableFile::open(file)?;
+    let h = t.header();
+    let body = t.check_body().map(|_| "ok".to_string()).unwrap_or_else(|e| e.to_string());
+    if json {
+        let v = serde_json::json!({
+            "file": file.display().to_string(),
+            "metric": h.metric.extension(),
+            "rules": h.rules.name(),
+            "material": h.material.to_string(),
+            "format_version": tables_fmt::FORMAT_VERSION,
+            "index_version": h.index_version,
+            "states": h.states,
+            "wins": h.wins,
+            "draws": h.draws,
+            "losses": h.losses,
+            "longest_win": h.longest_win,
+            "block_states": h.block_states,
+            "blocks": h.blocks,
+            "value_width": h.value_width,
+            "bytes": t.file_len(),
+            "values_checksum": format!("{:016x}", h.values_checksum),
+            "body_checksum": body,
+        });
+        println!("{v}");
+        return Ok(());
+    }
+    println!("file:          {}", file.display());
+    println!("table:         {} {} ({})", h.material, h.rules, if h.metric == Metric::Wdl { "win/draw/loss" } else { "distance to win" });
+    println!("format:        version {}, index scheme {}", tables_fmt::FORMAT_VERSION, h.index_version);
+    println!("states:        {}", h.states);
+    let pct = |n: u64| 100.0 * n as f64 / h.states.max(1) as f64;
+    println!("wins:          {} ({:.2}%)", h.wins, pct(h.wins));
+    println!("draws:         {} ({:.2}%)", h.draws, pct(h.draws));
+    println!("losses:        {} ({:.2}%)", h.losses, pct(h.losses));
+    println!("longest win:   {} plies", h.longest_win);
+    println!("blocks:        {} of {} states, {} byte values", h.blocks, h.block_states, h.value_width);
+    println!("size:          {} bytes ({:.1} states per byte)", t.file_len(), h.states as f64 / t.file_len() as f64);
+    println!("checksums:     values {:016x}; body {}", h.values_checksum, body);
+    Ok(())
+}
+
+fn cmd_verify(dir: &Path, rules: &[RuleSet], max_pieces: Option<u32>, json: bool) -> Result<(), CliError> {
+    let mut checks = Vec::new();
+    let mut any = false;
+    for &r in rules {
+        let mut tb = Tablebase::new(r);
+        tb.add_directory(dir).map_err(|e| CliError::Other(format!("cannot read table directory {}: {e}", dir.display())))?;
+        let mats: Vec<Material> = tb.materials().into_iter().filter(|m| max_pieces.is_none_or(|n| m.pieces() <= n)).collect();
+        for m in mats {
+            any = true;
+            let t = Instant::now();
+            let check = frisian_tb::verify::verify_table(dir, m, r, 5)?;
+            if !json {
+                let status = if check.ok() { "ok".to_string() } else { format!("FAILED: {} wrong values", check.mismatches) };
+                println!("{:<10} {:<10} {:>12} states  {}  ({:.1} s)", r, m, check.states, status, t.elapsed().as_secs_f64());
+                for e in &check.file_errors {
+                    println!("    {e}");
+                }
+                for mm in &check.first_mismatches {
+                    println!("    index {}: {}  stored {}, expected {}", mm.index, mm.fen, mm.stored, mm.expected);
+                }
+            }
+            checks.push((r, check));
+        }
+    }
+    if !any {
+        return Err(CliError::Other(format!("no tables in {}", dir.display())));
+    }
+    let failed = checks.iter().filter(|(_, c)| !c.ok()).count();
+    if json {
+        let list: Vec<serde_json::Value> = checks
+            .iter()
+            .map(|(r, c)| serde_json::json!({"rules": r.name(), "material": c.material, "states": c.states, "ok": c.ok(), "mismatches": c.mismatches, "file_errors": c.file_errors, "first_mismatches": c.first_mismatches}))
+            .collect();
+        println!("{}", serde_json::json!({"tables": list, "failed": failed}));
+    } else {
+        println!("{} tables checked, {} failed", checks.len(), failed);
+    }
+    if failed > 0 {
+        return Err(CliError::VerifyFailed);
+    }
+    Ok(())
 }

@@ -44,11 +44,11 @@ pub struct Value {
 impl Value {
     /// Packed in 16 bits: 0 is "not yet known".
     #[inline]
-    fn pack(self) -> u16 {
+    pub(crate) fn pack(self) -> u16 {
         ((self.wdl as u16 + 1) << 14) | self.dtw
     }
     #[inline]
-    fn unpack(v: u16) -> Option<Value> {
+    pub(crate) fn unpack(v: u16) -> Option<Value> {
         let wdl = match v >> 14 {
             1 => Wdl::Loss,
             2 => Wdl::Draw,

@@ -36,6 +36,8 @@
 //! - [`retro`]: retro-moves, the predecessors of a position.
 //! - [`generate`]: retrograde solving of tables.
 //! - [`table`]: the table file format.
+//! - [`probe`]: the tablebase prober.
+//! - [`verify`]: independent verification of tables.
 
 #![warn(missing_docs)]
 
@@ -50,9 +52,11 @@ pub mod moves;
 pub mod perft;
 pub mod piece;
 pub mod position;
+pub mod probe;
 pub mod retro;
 pub mod rules;
 pub mod table;
+pub mod verify;
 
 pub use bitboard::Bitboard;
 pub use geometry::{Direction, Square};
