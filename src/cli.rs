@@ -1,13 +1,13 @@
 //! The `frisian-tb` command line.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use frisian_tb::moves::parse_move;
 use frisian_tb::generate::{self, Plan, TableStats};
+use frisian_tb::moves::parse_move;
 use frisian_tb::probe::Tablebase;
 use frisian_tb::table::{self as tables_fmt, Metric, TableFile};
 use frisian_tb::{fen, perft, Material, MaterialIndex, Move, Position, RuleSet, Side, Wdl};
-use std::path::{Path, PathBuf};
 use serde::Serialize;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Parser)]
@@ -60,7 +60,9 @@ enum Command {
         fen: Option<String>,
     },
     /// List the materials up to N pieces in build order, with their sizes.
-    #[command(after_help = "Examples:\n  frisian-tb materials --max-pieces 3\n  frisian-tb materials --max-pieces 5 --json")]
+    #[command(
+        after_help = "Examples:\n  frisian-tb materials --max-pieces 3\n  frisian-tb materials --max-pieces 5 --json"
+    )]
     Materials {
         /// Largest number of pieces.
         #[arg(long, default_value_t = 5)]
@@ -73,7 +75,9 @@ enum Command {
         json: bool,
     },
     /// Generate tables (complete ones are skipped, so an interrupted run resumes).
-    #[command(after_help = "Examples:\n  frisian-tb generate --max-pieces 4\n  frisian-tb generate --max-pieces 3 --rules both --out /tmp/tables\n  frisian-tb generate --material KMvK --threads 2")]
+    #[command(
+        after_help = "Examples:\n  frisian-tb generate --max-pieces 4\n  frisian-tb generate --max-pieces 3 --rules both --out /tmp/tables\n  frisian-tb generate --material KMvK --threads 2"
+    )]
     Generate {
         /// Largest number of pieces.
         #[arg(long, default_value_t = 3)]
@@ -95,7 +99,9 @@ enum Command {
         json: bool,
     },
     /// The value of a position and of every legal move, from the tables.
-    #[command(after_help = "Examples:\n  frisian-tb probe 'W:WK18,15:BK46'\n  frisian-tb probe --json 'W:WK1,K2:BK6'\n  frisian-tb probe --play '43-34' 'W:WK43,K50:BK14:SW4'")]
+    #[command(
+        after_help = "Examples:\n  frisian-tb probe 'W:WK18,15:BK46'\n  frisian-tb probe --json 'W:WK1,K2:BK6'\n  frisian-tb probe --play '43-34' 'W:WK43,K50:BK14:SW4'"
+    )]
     Probe {
         #[command(flatten)]
         common: Common,
@@ -118,7 +124,9 @@ enum Command {
         json: bool,
     },
     /// Re-derive every stored value from its successors with the forward move generator.
-    #[command(after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n\nExit status 1 if any value or checksum is wrong.")]
+    #[command(
+        after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n\nExit status 1 if any value or checksum is wrong."
+    )]
     Verify {
         /// Table directory.
         #[arg(long, default_value = "tables")]
@@ -234,21 +242,45 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let pos = position(&common, fen.as_deref(), start)?;
             cmd_perft(&pos, depth, divide, json);
         }
-        Command::Materials { max_pieces, rules, json } => cmd_materials(max_pieces, rules, json),
-        Command::Generate { max_pieces, material, rules, out, threads, json } => {
+        Command::Materials {
+            max_pieces,
+            rules,
+            json,
+        } => cmd_materials(max_pieces, rules, json),
+        Command::Generate {
+            max_pieces,
+            material,
+            rules,
+            out,
+            threads,
+            json,
+        } => {
             if let Some(t) = threads {
-                rayon::ThreadPoolBuilder::new().num_threads(t).build_global().map_err(|e| CliError::Other(e.to_string()))?;
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(t)
+                    .build_global()
+                    .map_err(|e| CliError::Other(e.to_string()))?;
             }
             for r in rules.sets() {
                 cmd_generate(max_pieces, material, r, &out, json)?;
             }
         }
-        Command::Probe { common, tables, json, fen } => {
+        Command::Probe {
+            common,
+            tables,
+            json,
+            fen,
+        } => {
             let pos = position(&common, Some(&fen), Start::Initial)?;
             cmd_probe(&pos, &tables, json)?;
         }
         Command::Info { file, json } => cmd_info(&file, json)?,
-        Command::Verify { tables, rules, max_pieces, json } => cmd_verify(&tables, &rules.sets(), max_pieces, json)?,
+        Command::Verify {
+            tables,
+            rules,
+            max_pieces,
+            json,
+        } => cmd_verify(&tables, &rules.sets(), max_pieces, json)?,
         Command::Show { common, fen } => {
             let pos = position(&common, Some(&fen), Start::Initial)?;
             print!("{}", board_diagram(&pos));
@@ -508,19 +540,35 @@ fn cmd_materials(max_pieces: u32, rules: RuleSet, json: bool) {
         .into_iter()
         .map(|m| {
             let ix = MaterialIndex::new(m, rules);
-            MaterialJson { material: m.to_string(), pieces: m.pieces(), placements: ix.placements(), states: ix.size() }
+            MaterialJson {
+                material: m.to_string(),
+                pieces: m.pieces(),
+                placements: ix.placements(),
+                states: ix.size(),
+            }
         })
         .collect();
     if json {
         println!("{}", serde_json::to_string(&list).expect("serialisable"));
         return;
     }
-    println!("{:<10} {:>6} {:>14} {:>16}", "material", "pieces", "placements", "states");
+    println!(
+        "{:<10} {:>6} {:>14} {:>16}",
+        "material", "pieces", "placements", "states"
+    );
     for m in &list {
-        println!("{:<10} {:>6} {:>14} {:>16}", m.material, m.pieces, m.placements, m.states);
+        println!(
+            "{:<10} {:>6} {:>14} {:>16}",
+            m.material, m.pieces, m.placements, m.states
+        );
     }
     let total: u64 = list.iter().map(|m| m.states).sum();
-    println!("{} materials, {} states ({} rules; side to move first, K = king, M = man)", list.len(), total, rules);
+    println!(
+        "{} materials, {} states ({} rules; side to move first, K = king, M = man)",
+        list.len(),
+        total,
+        rules
+    );
 }
 
 /// Progress bar for generation.
@@ -552,7 +600,13 @@ impl generate::Progress for Bar {
     }
 }
 
-fn cmd_generate(max_pieces: u32, material: Option<Material>, rules: RuleSet, out: &Path, json: bool) -> Result<(), CliError> {
+fn cmd_generate(
+    max_pieces: u32,
+    material: Option<Material>,
+    rules: RuleSet,
+    out: &Path,
+    json: bool,
+) -> Result<(), CliError> {
     let plan = match material {
         Some(m) => Plan::material(rules, out, m),
         None => Plan::all(rules, out, max_pieces),
@@ -564,36 +618,82 @@ fn cmd_generate(max_pieces: u32, material: Option<Material>, rules: RuleSet, out
         .sum();
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{msg:>10} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} states, ETA {eta}")
-            .expect("valid template"),
+        indicatif::ProgressStyle::with_template(
+            "{msg:>10} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} states, ETA {eta}",
+        )
+        .expect("valid template"),
     );
     if json {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
-    let skipped = plan.materials.len() - pending.iter().map(|m| if *m == m.flip() { 1 } else { 2 }).sum::<usize>();
+    let skipped = plan.materials.len()
+        - pending
+            .iter()
+            .map(|m| if *m == m.flip() { 1 } else { 2 })
+            .sum::<usize>();
     if !json {
-        eprintln!("{} rules: {} tables to generate, {} already complete, {} states", rules, plan.materials.len() - skipped, skipped, total);
+        eprintln!(
+            "{} rules: {} tables to generate, {} already complete, {} states",
+            rules,
+            plan.materials.len() - skipped,
+            skipped,
+            total
+        );
     }
     let t = Instant::now();
-    let written = generate::run(&plan, &Bar { bar: bar.clone(), quiet: json })?;
+    let written = generate::run(
+        &plan,
+        &Bar {
+            bar: bar.clone(),
+            quiet: json,
+        },
+    )?;
     bar.finish_and_clear();
     update_manifest(out, rules, &plan.materials, &written)?;
     if json {
         println!("{}", serde_json::to_string(&written).expect("serialisable"));
     } else {
-        eprintln!("{} rules: wrote {} tables in {:.1} s; manifest: {}", rules, written.len(), t.elapsed().as_secs_f64(), out.join("MANIFEST").display());
+        eprintln!(
+            "{} rules: wrote {} tables in {:.1} s; manifest: {}",
+            rules,
+            written.len(),
+            t.elapsed().as_secs_f64(),
+            out.join("MANIFEST").display()
+        );
     }
     Ok(())
 }
 
 /// The manifest: one line per table with its statistics and the checksum of its values.
-fn update_manifest(dir: &Path, rules: RuleSet, materials: &[Material], written: &[TableStats]) -> Result<(), CliError> {
+fn update_manifest(
+    dir: &Path,
+    rules: RuleSet,
+    materials: &[Material],
+    written: &[TableStats],
+) -> Result<(), CliError> {
     let path = dir.join("MANIFEST");
     let mut lines: std::collections::BTreeMap<(String, usize, String), String> = Default::default();
-    let order: Vec<Material> = Material::all(40.min(materials.iter().map(|m| m.pieces()).max().unwrap_or(2).max(8)));
-    let rank = |name: &str| name.parse::<Material>().ok().and_then(|m| order.iter().position(|&x| x == m)).unwrap_or(usize::MAX);
+    let order: Vec<Material> = Material::all(
+        40.min(
+            materials
+                .iter()
+                .map(|m| m.pieces())
+                .max()
+                .unwrap_or(2)
+                .max(8),
+        ),
+    );
+    let rank = |name: &str| {
+        name.parse::<Material>()
+            .ok()
+            .and_then(|m| order.iter().position(|&x| x == m))
+            .unwrap_or(usize::MAX)
+    };
     if let Ok(text) = std::fs::read_to_string(&path) {
-        for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+        for line in text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        {
             let mut f = line.split_whitespace();
             if let (Some(r), Some(m)) = (f.next(), f.next()) {
                 lines.insert((r.to_string(), rank(m), m.to_string()), line.to_string());
@@ -601,13 +701,30 @@ fn update_manifest(dir: &Path, rules: RuleSet, materials: &[Material], written: 
         }
     }
     let fmt = |st: &TableStats| {
-        format!("{} {} {} {} {} {} {} {}", st.rules, st.material, st.states, st.wins, st.draws, st.losses, st.longest_win, st.checksum)
+        format!(
+            "{} {} {} {} {} {} {} {}",
+            st.rules,
+            st.material,
+            st.states,
+            st.wins,
+            st.draws,
+            st.losses,
+            st.longest_win,
+            st.checksum
+        )
     };
     for st in written {
-        lines.insert((st.rules.clone(), rank(&st.material), st.material.clone()), fmt(st));
+        lines.insert(
+            (st.rules.clone(), rank(&st.material), st.material.clone()),
+            fmt(st),
+        );
     }
     for &m in materials {
-        let key = (rules.name().to_string(), rank(&m.to_string()), m.to_string());
+        let key = (
+            rules.name().to_string(),
+            rank(&m.to_string()),
+            m.to_string(),
+        );
         if !lines.contains_key(&key) {
             let values = generate::load_values(dir, m, rules)?;
             lines.insert(key, fmt(&generate::stats(m, rules, &values)));
@@ -619,7 +736,9 @@ fn update_manifest(dir: &Path, rules: RuleSet, materials: &[Material], written: 
         text.push('\n');
     }
     let tmp = dir.join("MANIFEST.tmp");
-    std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, &path)).map_err(|e| CliError::Other(format!("{}: {e}", path.display())))?;
+    std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, &path))
+        .map_err(|e| CliError::Other(format!("{}: {e}", path.display())))?;
     Ok(())
 }
 
@@ -640,7 +759,12 @@ struct ProbeMoveJson {
 
 fn open_tablebase(dir: &Path, rules: RuleSet) -> Result<Tablebase, CliError> {
     let mut tb = Tablebase::new(rules);
-    let n = tb.add_directory(dir).map_err(|e| CliError::Other(format!("cannot read table directory {}: {e}", dir.display())))?;
+    let n = tb.add_directory(dir).map_err(|e| {
+        CliError::Other(format!(
+            "cannot read table directory {}: {e}",
+            dir.display()
+        ))
+    })?;
     if n == 0 {
         return Err(CliError::Other(format!(
             "no {rules} tables in {}; generate them with: frisian-tb generate --max-pieces 3 --rules {rules} --out {}",
@@ -662,7 +786,11 @@ fn cmd_probe(pos: &Position, dir: &Path, json: bool) -> Result<(), CliError> {
             dtw: v.dtw,
             moves: moves
                 .iter()
-                .map(|m| ProbeMoveJson { notation: m.mv.notation_among(&legal), wdl: m.wdl.name(), dtw: m.dtw })
+                .map(|m| ProbeMoveJson {
+                    notation: m.mv.notation_among(&legal),
+                    wdl: m.wdl.name(),
+                    dtw: m.dtw,
+                })
                 .collect(),
         };
         println!("{}", serde_json::to_string(&out).expect("serialisable"));
@@ -673,12 +801,22 @@ fn cmd_probe(pos: &Position, dir: &Path, json: bool) -> Result<(), CliError> {
         (w, Some(d)) => format!("{w} in {d} pl{}", if d == 1 { "y" } else { "ies" }),
         (w, None) => w.to_string(),
     };
-    println!("{}: {} for {} ({} rules)", fen::write(pos), describe(v.wdl, v.dtw), pos.turn(), pos.rules());
+    println!(
+        "{}: {} for {} ({} rules)",
+        fen::write(pos),
+        describe(v.wdl, v.dtw),
+        pos.turn(),
+        pos.rules()
+    );
     if let Some(o) = pos.outcome() {
         println!("The game is over: {}.", o.ending.describe());
     }
     for m in &moves {
-        println!("  {:<12} {}", m.mv.notation_among(&legal), describe(m.wdl, m.dtw));
+        println!(
+            "  {:<12} {}",
+            m.mv.notation_among(&legal),
+            describe(m.wdl, m.dtw)
+        );
     }
     Ok(())
 }
@@ -686,7 +824,10 @@ fn cmd_probe(pos: &Position, dir: &Path, json: bool) -> Result<(), CliError> {
 fn cmd_info(file: &Path, json: bool) -> Result<(), CliError> {
     let t = TableFile::open(file)?;
     let h = t.header();
-    let body = t.check_body().map(|_| "ok".to_string()).unwrap_or_else(|e| e.to_string());
+    let body = t
+        .check_body()
+        .map(|_| "ok".to_string())
+        .unwrap_or_else(|e| e.to_string());
     if json {
         let v = serde_json::json!({
             "file": file.display().to_string(),
@@ -711,39 +852,90 @@ fn cmd_info(file: &Path, json: bool) -> Result<(), CliError> {
         return Ok(());
     }
     println!("file:          {}", file.display());
-    println!("table:         {} {} ({})", h.material, h.rules, if h.metric == Metric::Wdl { "win/draw/loss" } else { "distance to win" });
-    println!("format:        version {}, index scheme {}", tables_fmt::FORMAT_VERSION, h.index_version);
+    println!(
+        "table:         {} {} ({})",
+        h.material,
+        h.rules,
+        if h.metric == Metric::Wdl {
+            "win/draw/loss"
+        } else {
+            "distance to win"
+        }
+    );
+    println!(
+        "format:        version {}, index scheme {}",
+        tables_fmt::FORMAT_VERSION,
+        h.index_version
+    );
     println!("states:        {}", h.states);
     let pct = |n: u64| 100.0 * n as f64 / h.states.max(1) as f64;
     println!("wins:          {} ({:.2}%)", h.wins, pct(h.wins));
     println!("draws:         {} ({:.2}%)", h.draws, pct(h.draws));
     println!("losses:        {} ({:.2}%)", h.losses, pct(h.losses));
     println!("longest win:   {} plies", h.longest_win);
-    println!("blocks:        {} of {} states, {} byte values", h.blocks, h.block_states, h.value_width);
-    println!("size:          {} bytes ({:.1} states per byte)", t.file_len(), h.states as f64 / t.file_len() as f64);
-    println!("checksums:     values {:016x}; body {}", h.values_checksum, body);
+    println!(
+        "blocks:        {} of {} states, {} byte values",
+        h.blocks, h.block_states, h.value_width
+    );
+    println!(
+        "size:          {} bytes ({:.1} states per byte)",
+        t.file_len(),
+        h.states as f64 / t.file_len() as f64
+    );
+    println!(
+        "checksums:     values {:016x}; body {}",
+        h.values_checksum, body
+    );
     Ok(())
 }
 
-fn cmd_verify(dir: &Path, rules: &[RuleSet], max_pieces: Option<u32>, json: bool) -> Result<(), CliError> {
+fn cmd_verify(
+    dir: &Path,
+    rules: &[RuleSet],
+    max_pieces: Option<u32>,
+    json: bool,
+) -> Result<(), CliError> {
     let mut checks = Vec::new();
     let mut any = false;
     for &r in rules {
         let mut tb = Tablebase::new(r);
-        tb.add_directory(dir).map_err(|e| CliError::Other(format!("cannot read table directory {}: {e}", dir.display())))?;
-        let mats: Vec<Material> = tb.materials().into_iter().filter(|m| max_pieces.is_none_or(|n| m.pieces() <= n)).collect();
+        tb.add_directory(dir).map_err(|e| {
+            CliError::Other(format!(
+                "cannot read table directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+        let mats: Vec<Material> = tb
+            .materials()
+            .into_iter()
+            .filter(|m| max_pieces.is_none_or(|n| m.pieces() <= n))
+            .collect();
         for m in mats {
             any = true;
             let t = Instant::now();
             let check = frisian_tb::verify::verify_table(dir, m, r, 5)?;
             if !json {
-                let status = if check.ok() { "ok".to_string() } else { format!("FAILED: {} wrong values", check.mismatches) };
-                println!("{:<10} {:<10} {:>12} states  {}  ({:.1} s)", r, m, check.states, status, t.elapsed().as_secs_f64());
+                let status = if check.ok() {
+                    "ok".to_string()
+                } else {
+                    format!("FAILED: {} wrong values", check.mismatches)
+                };
+                println!(
+                    "{:<10} {:<10} {:>12} states  {}  ({:.1} s)",
+                    r,
+                    m,
+                    check.states,
+                    status,
+                    t.elapsed().as_secs_f64()
+                );
                 for e in &check.file_errors {
                     println!("    {e}");
                 }
                 for mm in &check.first_mismatches {
-                    println!("    index {}: {}  stored {}, expected {}", mm.index, mm.fen, mm.stored, mm.expected);
+                    println!(
+                        "    index {}: {}  stored {}, expected {}",
+                        mm.index, mm.fen, mm.stored, mm.expected
+                    );
                 }
             }
             checks.push((r, check));

@@ -96,7 +96,12 @@ pub struct Tablebase {
 impl Tablebase {
     /// An empty tablebase for `rules`.
     pub fn new(rules: RuleSet) -> Tablebase {
-        Tablebase { rules, slots: HashMap::new(), indexes: HashMap::new(), max_pieces: 0 }
+        Tablebase {
+            rules,
+            slots: HashMap::new(),
+            indexes: HashMap::new(),
+            max_pieces: 0,
+        }
     }
 
     /// The rule set.
@@ -110,10 +115,18 @@ impl Tablebase {
         let mut added = 0;
         for entry in std::fs::read_dir(dir.as_ref())? {
             let path = entry?.path();
-            let Some(name) = path.file_name().and_then(|n| n.to_str()) else { continue };
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
             let parts: Vec<&str> = name.split('.').collect();
-            let [material, rules, metric] = parts.as_slice() else { continue };
-            let (Ok(material), Ok(rules)) = (material.parse::<Material>(), rules.parse::<RuleSet>()) else { continue };
+            let [material, rules, metric] = parts.as_slice() else {
+                continue;
+            };
+            let (Ok(material), Ok(rules)) =
+                (material.parse::<Material>(), rules.parse::<RuleSet>())
+            else {
+                continue;
+            };
             let metric = match *metric {
                 "wdl" => Metric::Wdl,
                 "dtw" => Metric::Dtw,
@@ -122,8 +135,16 @@ impl Tablebase {
             if rules != self.rules {
                 continue;
             }
-            self.slots.insert((material, metric), Slot { path, file: OnceLock::new() });
-            self.indexes.entry(material).or_insert_with(|| MaterialIndex::new(material, rules));
+            self.slots.insert(
+                (material, metric),
+                Slot {
+                    path,
+                    file: OnceLock::new(),
+                },
+            );
+            self.indexes
+                .entry(material)
+                .or_insert_with(|| MaterialIndex::new(material, rules));
             self.max_pieces = self.max_pieces.max(material.pieces());
             added += 1;
         }
@@ -143,27 +164,50 @@ impl Tablebase {
     }
 
     fn table(&self, material: Material, metric: Metric) -> Result<&TableFile, ProbeError> {
-        let slot = self.slots.get(&(material, metric)).ok_or(ProbeError::MissingTable { material, metric, rules: self.rules })?;
+        let slot = self
+            .slots
+            .get(&(material, metric))
+            .ok_or(ProbeError::MissingTable {
+                material,
+                metric,
+                rules: self.rules,
+            })?;
         slot.file
-            .get_or_init(|| TableFile::open_expecting(&slot.path, material, self.rules, metric).map_err(Arc::new))
+            .get_or_init(|| {
+                TableFile::open_expecting(&slot.path, material, self.rules, metric)
+                    .map_err(Arc::new)
+            })
             .as_ref()
             .map_err(|e| ProbeError::Table(e.clone()))
     }
 
-    fn lookup(&self, pos: &Position, metric: Metric) -> Result<Result<u16, crate::rules::Outcome>, ProbeError> {
+    fn lookup(
+        &self,
+        pos: &Position,
+        metric: Metric,
+    ) -> Result<Result<u16, crate::rules::Outcome>, ProbeError> {
         if pos.rules() != self.rules {
-            return Err(ProbeError::WrongRules { position: pos.rules(), tables: self.rules });
+            return Err(ProbeError::WrongRules {
+                position: pos.rules(),
+                tables: self.rules,
+            });
         }
         if let Some(o) = pos.outcome() {
             return Ok(Err(o));
         }
         let material = Material::of(pos);
         if material.pieces() > self.max_pieces {
-            return Err(ProbeError::TooManyPieces { pieces: material.pieces(), max: self.max_pieces });
+            return Err(ProbeError::TooManyPieces {
+                pieces: material.pieces(),
+                max: self.max_pieces,
+            });
         }
         let table = self.table(material, metric)?;
         let ix = &self.indexes[&material];
-        table.get(ix.index(pos)).map(Ok).map_err(|e| ProbeError::Table(Arc::new(e)))
+        table
+            .get(ix.index(pos))
+            .map(Ok)
+            .map_err(|e| ProbeError::Table(Arc::new(e)))
     }
 
     /// Win, draw or loss for the side to move.
@@ -192,7 +236,10 @@ impl Tablebase {
             Ok(d) => d as u32,
             Err(_) => 0,
         };
-        Ok(ProbeValue { wdl, dtw: Some(dtw) })
+        Ok(ProbeValue {
+            wdl,
+            dtw: Some(dtw),
+        })
     }
 
     /// Every legal move with its value for the side playing it, best first:
@@ -204,7 +251,11 @@ impl Tablebase {
         }
         for mv in pos.legal_moves() {
             let v = self.probe(&pos.play(&mv))?;
-            out.push(MoveValue { mv, wdl: v.wdl.flip(), dtw: v.dtw.map(|d| d + 1) });
+            out.push(MoveValue {
+                mv,
+                wdl: v.wdl.flip(),
+                dtw: v.dtw.map(|d| d + 1),
+            });
         }
         out.sort_by_key(|m| sort_key(m.wdl, m.dtw));
         Ok(out)

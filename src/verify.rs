@@ -65,7 +65,8 @@ impl Values {
     fn ensure(&mut self, m: Material) -> Result<(), GenerateError> {
         if !self.tables.contains_key(&m) {
             let v = load_values(&self.dir, m, self.rules)?;
-            self.tables.insert(m, (MaterialIndex::new(m, self.rules), v));
+            self.tables
+                .insert(m, (MaterialIndex::new(m, self.rules), v));
         }
         Ok(())
     }
@@ -98,9 +99,18 @@ fn derive(pos: &Position, values: &Values) -> Value {
         }
     }
     match (win, draw) {
-        (Some(d), _) => Value { wdl: Wdl::Win, dtw: d },
-        (None, true) => Value { wdl: Wdl::Draw, dtw: 0 },
-        (None, false) => Value { wdl: Wdl::Loss, dtw: longest + 1 },
+        (Some(d), _) => Value {
+            wdl: Wdl::Win,
+            dtw: d,
+        },
+        (None, true) => Value {
+            wdl: Wdl::Draw,
+            dtw: 0,
+        },
+        (None, false) => Value {
+            wdl: Wdl::Loss,
+            dtw: longest + 1,
+        },
     }
 }
 
@@ -112,7 +122,12 @@ fn show(v: Value) -> String {
 }
 
 /// Verify the table of `material` in `dir`, keeping at most `keep` mismatches.
-pub fn verify_table(dir: &Path, material: Material, rules: RuleSet, keep: usize) -> Result<TableCheck, GenerateError> {
+pub fn verify_table(
+    dir: &Path,
+    material: Material,
+    rules: RuleSet,
+    keep: usize,
+) -> Result<TableCheck, GenerateError> {
     let mut file_errors = Vec::new();
     for metric in [Metric::Wdl, Metric::Dtw] {
         let path = dir.join(table::file_name(material, rules, metric));
@@ -121,7 +136,11 @@ pub fn verify_table(dir: &Path, material: Material, rules: RuleSet, keep: usize)
             file_errors.push(e.to_string());
         }
     }
-    let mut values = Values { dir: dir.to_path_buf(), rules, tables: HashMap::new() };
+    let mut values = Values {
+        dir: dir.to_path_buf(),
+        rules,
+        tables: HashMap::new(),
+    };
     values.ensure(material)?;
     values.ensure(material.flip())?;
     for s in successor_materials(material) {
@@ -131,8 +150,12 @@ pub fn verify_table(dir: &Path, material: Material, rules: RuleSet, keep: usize)
     let size = ix.size();
     // Header statistics must match the values.
     let st = stats(material, rules, stored);
-    let header = TableFile::open(&dir.join(table::file_name(material, rules, Metric::Wdl)))?.header().clone();
-    if (header.wins, header.draws, header.losses, header.longest_win) != (st.wins, st.draws, st.losses, st.longest_win) {
+    let header = TableFile::open(&dir.join(table::file_name(material, rules, Metric::Wdl)))?
+        .header()
+        .clone();
+    if (header.wins, header.draws, header.losses, header.longest_win)
+        != (st.wins, st.draws, st.losses, st.longest_win)
+    {
         file_errors.push(format!(
             "header statistics (win {} draw {} loss {} longest {}) differ from the values (win {} draw {} loss {} longest {})",
             header.wins, header.draws, header.losses, header.longest_win, st.wins, st.draws, st.losses, st.longest_win
@@ -166,5 +189,11 @@ pub fn verify_table(dir: &Path, material: Material, rules: RuleSet, keep: usize)
         .collect();
     let mismatches = found.iter().map(|(n, _)| n).sum();
     let first_mismatches = found.into_iter().flat_map(|(_, v)| v).take(keep).collect();
-    Ok(TableCheck { material: material.to_string(), states: size, file_errors, mismatches, first_mismatches })
+    Ok(TableCheck {
+        material: material.to_string(),
+        states: size,
+        file_errors,
+        mismatches,
+        first_mismatches,
+    })
 }

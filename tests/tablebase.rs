@@ -1,0 +1,388 @@
+//! Generated tables: the checked-in manifest, known results, agreement with the
+//! move generator, and clear errors for missing or damaged files.
+//!
+//! Tables up to three pieces are generated once per test run into Cargo's
+//! temporary directory, in both rule sets.
+
+use frisian_tb::generate::{self, Plan, Quiet};
+use frisian_tb::probe::{ProbeError, Tablebase};
+use frisian_tb::table::{self, Metric, TableError, TableFile};
+use frisian_tb::{fen, Material, MaterialIndex, Position, RuleSet, Side, Wdl};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Tables up to three pieces, both rule sets, generated once.
+fn tables() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tables-3");
+        let _ = std::fs::remove_dir_all(&dir);
+        for rules in RuleSet::ALL {
+            generate::run(&Plan::all(rules, &dir, 3), &Quiet).expect("generation succeeds");
+        }
+        dir
+    })
+}
+
+fn tablebase(rules: RuleSet) -> Tablebase {
+    let mut tb = Tablebase::new(rules);
+    assert!(tb.add_directory(tables()).unwrap() > 0);
+    tb
+}
+
+fn pos(text: &str, rules: RuleSet) -> Position {
+    fen::parse(text, rules).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+/// Manifest lines keyed by (rules, material).
+fn manifest(text: &str) -> BTreeMap<(String, String), String> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            ((f[0].to_string(), f[1].to_string()), l.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn regenerated_tables_match_the_checked_in_manifest() {
+    let checked_in = manifest(include_str!("../tables/MANIFEST"));
+    for rules in RuleSet::ALL {
+        let mut written = Vec::new();
+        for m in Material::all(3) {
+            let values = generate::load_values(tables(), m, rules).unwrap();
+            let st = generate::stats(m, rules, &values);
+            written.push(format!(
+                "{} {} {} {} {} {} {} {}",
+                st.rules,
+                st.material,
+                st.states,
+                st.wins,
+                st.draws,
+                st.losses,
+                st.longest_win,
+                st.checksum
+            ));
+        }
+        for line in written {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let key = (f[0].to_string(), f[1].to_string());
+            assert_eq!(
+                checked_in.get(&key),
+                Some(&line),
+                "manifest line for {key:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_table_passes_forward_verification() {
+    for rules in RuleSet::ALL {
+        for m in Material::all(3) {
+            let check = frisian_tb::verify::verify_table(tables(), m, rules, 3).unwrap();
+            assert!(check.ok(), "{rules} {m}: {check:?}");
+        }
+    }
+}
+
+#[test]
+fn known_positions_have_their_known_values() {
+    let text = include_str!("data/known_positions.txt");
+    let mut checked = 0;
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split('|').map(str::trim).collect();
+        let rules: RuleSet = f[0].parse().unwrap();
+        let p = pos(f[1], rules);
+        let v = tablebase(rules)
+            .probe(&p)
+            .unwrap_or_else(|e| panic!("line {}: {e}", n + 1));
+        let dtw = v.dtw.map_or("-".to_string(), |d| d.to_string());
+        assert_eq!(
+            (v.wdl.name(), dtw.as_str()),
+            (f[2], f[3]),
+            "known_positions.txt line {}: {}",
+            n + 1,
+            f[1]
+        );
+        checked += 1;
+    }
+    assert!(checked >= 30);
+}
+
+#[test]
+fn one_king_each_loses_at_once_only_on_46_and_5() {
+    // Over every placement (no seven-move restriction), the side to move loses in exactly two.
+    let ix = MaterialIndex::new("KvK".parse().unwrap(), RuleSet::Official);
+    let tb = tablebase(RuleSet::Official);
+    let mut losses = Vec::new();
+    for i in 0..ix.size() {
+        let p = ix.position(i);
+        if p.seven_move().is_none() && tb.probe_wdl(&p).unwrap() == Wdl::Loss {
+            losses.push(fen::write(&p));
+        }
+    }
+    losses.sort();
+    assert_eq!(losses, ["W:WK46:BK5", "W:WK5:BK46"]);
+}
+
+#[test]
+fn two_kings_against_one_at_counter_zero_and_seven() {
+    let ix = MaterialIndex::new("KKvK".parse().unwrap(), RuleSet::Official);
+    let tb = tablebase(RuleSet::Official);
+    let (mut won, mut drawn, mut longest, mut won_at_seven) = (0, 0, 0, 0);
+    for i in 0..ix.size() {
+        let p = ix.position(i);
+        let moves = p.seven_move().unwrap().moves;
+        let v = tb.probe(&p).unwrap();
+        if moves == 0 {
+            match v.wdl {
+                Wdl::Win => {
+                    won += 1;
+                    longest = longest.max(v.dtw.unwrap());
+                }
+                Wdl::Draw => drawn += 1,
+                Wdl::Loss => panic!("two kings lose: {}", fen::write(&p)),
+            }
+        } else if moves == 7 && v.wdl == Wdl::Win {
+            won_at_seven += 1;
+        }
+    }
+    // KNOWN_POSITIONS.md: 57,172 of 58,800 boards won, 1,628 drawn, longest 13.
+    assert_eq!((won, drawn, longest, won_at_seven), (57_172, 1_628, 13, 0));
+}
+
+#[test]
+fn the_defending_king_on_the_long_diagonal_draws_but_off_it_loses() {
+    let tb = tablebase(RuleSet::Official);
+    // Rulebook 2j-II: White must cross 46-5 with the man; every Black king square on the
+    // long diagonal out of reach draws against the king on 18 and the man on 15.
+    for black in [46, 41, 37] {
+        let p = pos(&format!("W:WK18,15:BK{black}"), RuleSet::Official);
+        assert_eq!(
+            tb.probe_wdl(&p).unwrap(),
+            Wdl::Draw,
+            "black king on {black}"
+        );
+    }
+    assert_eq!(
+        tb.probe_wdl(&pos("W:WK18,15:BK39", RuleSet::Official))
+            .unwrap(),
+        Wdl::Win
+    );
+}
+
+#[test]
+fn probe_agrees_with_the_move_generator_where_a_capture_is_compulsory() {
+    for rules in RuleSet::ALL {
+        let tb = tablebase(rules);
+        let mut captures = 0;
+        for m in Material::all(3) {
+            let ix = MaterialIndex::new(m, rules);
+            for i in (0..ix.size()).step_by(7) {
+                let p = ix.position(i);
+                if !p.has_capture() || p.outcome().is_some() {
+                    continue;
+                }
+                captures += 1;
+                let v = tb.probe(&p).unwrap();
+                let moves = tb.probe_moves(&p).unwrap();
+                // Exactly the legal moves, all captures, and the best of them gives the value.
+                assert_eq!(moves.len(), p.legal_moves().len());
+                assert!(moves.iter().all(|mv| mv.mv.is_capture()));
+                assert_eq!(
+                    (moves[0].wdl, moves[0].dtw),
+                    (v.wdl, v.dtw),
+                    "{}",
+                    fen::write(&p)
+                );
+            }
+        }
+        assert!(captures > 1000, "{captures}");
+    }
+}
+
+#[test]
+fn probing_black_to_move_uses_the_colour_flip() {
+    let tb = tablebase(RuleSet::Official);
+    let ix = MaterialIndex::new("KMvK".parse().unwrap(), RuleSet::Official);
+    for i in (0..ix.size()).step_by(101) {
+        let p = ix.position(i);
+        assert_eq!(tb.probe(&p).unwrap(), tb.probe(&p.flip()).unwrap());
+        assert_eq!(p.flip().turn(), Side::Black);
+    }
+}
+
+#[test]
+fn probing_from_many_threads_gives_the_same_answers() {
+    let tb = tablebase(RuleSet::Official);
+    let ix = MaterialIndex::new("KKvK".parse().unwrap(), RuleSet::Official);
+    let single: Vec<_> = (0..2000)
+        .map(|i| tb.probe(&ix.position(i * 97)).unwrap())
+        .collect();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for (i, want) in single.iter().enumerate().rev() {
+                    assert_eq!(&tb.probe(&ix.position(i as u64 * 97)).unwrap(), want);
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn probe_errors_are_typed() {
+    let tb = tablebase(RuleSet::Official);
+    let four = pos("W:WK1,K2:BK6,K7", RuleSet::Official);
+    assert!(matches!(
+        tb.probe(&four),
+        Err(ProbeError::TooManyPieces { pieces: 4, max: 3 })
+    ));
+    let other = pos("W:WK1,K2:BK6", RuleSet::Lidraughts);
+    assert!(matches!(
+        tb.probe(&other),
+        Err(ProbeError::WrongRules { .. })
+    ));
+    // A directory with one table only: the others are missing.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tables-partial");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = table::file_name("KvK".parse().unwrap(), RuleSet::Official, Metric::Wdl);
+    std::fs::copy(tables().join(&name), dir.join(&name)).unwrap();
+    let mut tb = Tablebase::new(RuleSet::Official);
+    tb.add_directory(&dir).unwrap();
+    // One king each without a capture is adjudicated, no table needed.
+    assert!(matches!(
+        tb.probe_wdl(&pos("W:WK1:BK20", RuleSet::Official)),
+        Ok(Wdl::Draw)
+    ));
+    // With a capture on, the WDL table answers; its DTW needs the missing DTW file.
+    let capture = pos("W:WK1:BK12", RuleSet::Official);
+    assert_eq!(tb.probe_wdl(&capture).unwrap(), Wdl::Win);
+    let e = tb.probe_dtw(&capture);
+    assert!(
+        matches!(
+            e,
+            Err(ProbeError::MissingTable {
+                metric: Metric::Dtw,
+                ..
+            })
+        ),
+        "{e:?}"
+    );
+    assert!(e.unwrap_err().to_string().contains("frisian-tb generate"));
+}
+
+/// A copy of a table file with `damage` applied, opened.
+fn damaged(name: &str, damage: impl Fn(&mut Vec<u8>)) -> Result<TableFile, TableError> {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tables-damaged");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut bytes = std::fs::read(tables().join(name)).unwrap();
+    damage(&mut bytes);
+    let path = dir.join(name);
+    std::fs::write(&path, &bytes).unwrap();
+    TableFile::open(&path)
+}
+
+#[test]
+fn damaged_files_give_errors_that_name_the_file() {
+    let name = "KKvK.official.wdl";
+    let cases: Vec<(&str, Box<dyn Fn(&mut Vec<u8>)>)> = vec![
+        ("bad magic", Box::new(|b: &mut Vec<u8>| b[0] = b'X')),
+        ("header checksum", Box::new(|b: &mut Vec<u8>| b[30] ^= 1)),
+        ("version", Box::new(|b: &mut Vec<u8>| b[8] = 9)),
+        (
+            "truncated",
+            Box::new(|b: &mut Vec<u8>| b.truncate(b.len() - 10)),
+        ),
+        (
+            "shorter than the header",
+            Box::new(|b: &mut Vec<u8>| b.truncate(20)),
+        ),
+    ];
+    for (what, damage) in cases {
+        let err = damaged(name, damage).expect_err(what);
+        let msg = err.to_string();
+        assert!(msg.contains(name), "{what}: {msg}");
+    }
+    // A flipped byte inside a compressed block opens, but reading it fails cleanly.
+    let t = damaged(name, |b| {
+        let n = b.len();
+        b[n - 3] ^= 0x55;
+    })
+    .unwrap();
+    assert!(t.check_body().is_err());
+    assert!(t.read_all().is_err());
+    let last = t.header().states - 1;
+    assert!(t.get(last).is_err());
+}
+
+#[test]
+fn a_file_under_the_wrong_name_is_refused() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tables-misnamed");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        tables().join("KKvK.official.wdl"),
+        dir.join("KvKK.official.wdl"),
+    )
+    .unwrap();
+    let mut tb = Tablebase::new(RuleSet::Official);
+    tb.add_directory(&dir).unwrap();
+    let e = tb
+        .probe_wdl(&pos("W:WK1:BK6,K7", RuleSet::Official))
+        .unwrap_err();
+    assert!(e.to_string().contains("expected KvKK"), "{e}");
+}
+
+#[test]
+fn verify_reports_a_wrong_value() {
+    // Rewrite KvM with one value changed (valid checksums): verification must catch it.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tables-wrong");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(tables()).unwrap() {
+        let p = entry.unwrap().path();
+        std::fs::copy(&p, dir.join(p.file_name().unwrap())).unwrap();
+    }
+    let m: Material = "KvM".parse().unwrap();
+    let mut values = generate::load_values(&dir, m, RuleSet::Official).unwrap();
+    let i = values.iter().position(|&v| v >> 14 == 3).unwrap(); // a win
+    values[i] = 2 << 14; // now a draw, DTW 0
+    generate::write_tables(&dir, m, RuleSet::Official, &values).unwrap();
+    let check = frisian_tb::verify::verify_table(&dir, m, RuleSet::Official, 3).unwrap();
+    assert_eq!(check.mismatches, 1);
+    assert_eq!(check.first_mismatches[0].index, i as u64);
+    // No temporary files are left behind.
+    assert!(std::fs::read_dir(&dir).unwrap().all(|e| !e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .ends_with(".tmp")));
+}
+
+#[test]
+fn generation_resumes_by_skipping_complete_tables() {
+    let plan = Plan::all(RuleSet::Official, tables(), 3);
+    assert!(plan.pending().is_empty());
+    let written = generate::run(&plan, &Quiet).unwrap();
+    assert!(written.is_empty());
+}
+
+#[test]
+fn header_counts_add_up() {
+    for m in Material::all(3) {
+        let f =
+            TableFile::open(&tables().join(table::file_name(m, RuleSet::Official, Metric::Wdl)))
+                .unwrap();
+        let h = f.header();
+        assert_eq!(h.states, MaterialIndex::new(m, RuleSet::Official).size());
+        assert_eq!(h.wins + h.draws + h.losses, h.states);
+    }
+}
