@@ -93,6 +93,42 @@ const fn build_neighbour_bits() -> [[u64; 8]; 50] {
 /// `NEIGHBOUR_BIT[s][d]`: the bit of the square one step from `s` in direction `d`, or 0.
 pub(crate) static NEIGHBOUR_BIT: [[u64; 8]; 50] = build_neighbour_bits();
 
+const fn build_ray_bits() -> [[u64; 8]; 50] {
+    let mut t = [[0u64; 8]; 50];
+    let mut i = 0;
+    while i < 50 {
+        let mut d = 0;
+        while d < 8 {
+            let (dr, dc) = Direction::ALL[d].delta();
+            let s = Square::from_index(i);
+            let (mut r, mut c) = (s.row() + dr, s.col() + dc);
+            while let Some(n) = Square::from_coords(r, c) {
+                t[i][d] |= 1u64 << bit_of(n.index());
+                r += dr;
+                c += dc;
+            }
+            d += 1;
+        }
+        i += 1;
+    }
+    t
+}
+
+/// `RAY_BITS[s][d]`: every square beyond `s` in direction `d`, as padded bits.
+pub(crate) static RAY_BITS: [[u64; 8]; 50] = build_ray_bits();
+
+/// Whether direction `d` runs toward higher bits (so the nearest square on a ray is its lowest bit).
+#[inline]
+pub(crate) const fn increasing(d: usize) -> bool {
+    SHIFT[d] > 0
+}
+
+/// The square index of a single padded bit position.
+#[inline]
+pub(crate) fn square_of_bit(bit: u32) -> usize {
+    BIT_SQUARE[bit as usize] as usize
+}
+
 /// `STEP_MASK[d]`: the squares from which one step in direction `d` stays on the board.
 static STEP_MASK: [u64; 8] = build_step_masks();
 

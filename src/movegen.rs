@@ -6,7 +6,7 @@
 //! (origin, destination, captured set). Otherwise they are the ordinary moves,
 //! less those of a king that the three-move rule blocks (2h-I).
 
-use crate::bitboard::{Bitboard, NEIGHBOUR_BIT};
+use crate::bitboard::{increasing, square_of_bit, Bitboard, NEIGHBOUR_BIT, RAY_BITS};
 use crate::geometry::{Direction, Square, NEIGHBOUR, NONE, RAYS};
 use crate::moves::{Move, MoveList, MAX_PATH};
 use crate::piece::Side;
@@ -204,20 +204,26 @@ impl Position {
     }
 }
 
-/// Whether a king on `k` can make a first jump.
+/// Whether a king on `k` can make a first jump: along each line, the first
+/// occupied square holds an enemy piece and the square behind it is empty.
 #[inline]
 fn king_can_capture(k: Square, enemy: Bitboard, empty: Bitboard) -> bool {
-    Direction::ALL.iter().any(|&d| {
-        let ray = &RAYS[k.index()][d as usize];
-        let sq = &ray.squares[..ray.len as usize];
-        let i = sq
-            .iter()
-            .take_while(|&&s| empty.contains(Square::from_index(s as usize)))
-            .count();
-        i + 1 < sq.len()
-            && enemy.contains(Square::from_index(sq[i] as usize))
-            && empty.contains(Square::from_index(sq[i + 1] as usize))
-    })
+    let occupied = !empty;
+    for d in 0..8 {
+        let blockers = RAY_BITS[k.index()][d] & occupied.0;
+        if blockers == 0 {
+            continue;
+        }
+        let bit = if increasing(d) {
+            blockers.trailing_zeros()
+        } else {
+            63 - blockers.leading_zeros()
+        };
+        if enemy.0 & (1u64 << bit) != 0 && NEIGHBOUR_BIT[square_of_bit(bit)][d] & empty.0 != 0 {
+            return true;
+        }
+    }
+    false
 }
 
 /// Depth-first search over capture sequences of one piece.
