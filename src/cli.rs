@@ -94,6 +94,10 @@ enum Command {
         /// Worker threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
+        /// Memory the generator may use, in GiB (default: what the system has available).
+        /// A table pair that would need more is refused before it starts.
+        #[arg(long, value_name = "GIB")]
+        max_memory: Option<f64>,
         /// Print the statistics of the tables written as JSON.
         #[arg(long)]
         json: bool,
@@ -253,6 +257,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             rules,
             out,
             threads,
+            max_memory,
             json,
         } => {
             if let Some(t) = threads {
@@ -262,7 +267,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
                     .map_err(|e| CliError::Other(e.to_string()))?;
             }
             for r in rules.sets() {
-                cmd_generate(max_pieces, material, r, &out, json)?;
+                cmd_generate(max_pieces, material, r, &out, max_memory, json)?;
             }
         }
         Command::Probe {
@@ -575,9 +580,14 @@ fn cmd_materials(max_pieces: u32, rules: RuleSet, json: bool) {
 struct Bar {
     bar: indicatif::ProgressBar,
     quiet: bool,
+    refused: std::sync::Mutex<Vec<String>>,
 }
 
 impl generate::Progress for Bar {
+    fn refused(&self, why: &generate::GenerateError) {
+        self.bar.suspend(|| eprintln!("skipped: {why}"));
+        self.refused.lock().unwrap().push(why.to_string());
+    }
     fn start(&self, material: Material, _states: u64) {
         self.bar.set_message(material.to_string());
     }
@@ -605,12 +615,14 @@ fn cmd_generate(
     material: Option<Material>,
     rules: RuleSet,
     out: &Path,
+    max_memory: Option<f64>,
     json: bool,
 ) -> Result<(), CliError> {
-    let plan = match material {
+    let mut plan = match material {
         Some(m) => Plan::material(rules, out, m),
         None => Plan::all(rules, out, max_pieces),
     };
+    plan.memory_limit = max_memory.map(|g| (g * (1u64 << 30) as f64) as u64);
     let pending = plan.pending();
     let total: u64 = pending
         .iter()
@@ -641,15 +653,23 @@ fn cmd_generate(
         );
     }
     let t = Instant::now();
-    let written = generate::run(
-        &plan,
-        &Bar {
-            bar: bar.clone(),
-            quiet: json,
-        },
-    )?;
+    let progress = Bar {
+        bar: bar.clone(),
+        quiet: json,
+        refused: Default::default(),
+    };
+    let written = generate::run(&plan, &progress);
     bar.finish_and_clear();
-    update_manifest(out, rules, &plan.materials, &written)?;
+    let refused = progress.refused.into_inner().unwrap();
+    // The manifest lists every complete table of the plan, even after a failure.
+    let complete: Vec<Material> = plan
+        .materials
+        .iter()
+        .copied()
+        .filter(|&m| generate::is_complete(out, m, rules))
+        .collect();
+    update_manifest(out, rules, &complete, written.as_deref().unwrap_or(&[]))?;
+    let written = written?;
     if json {
         println!("{}", serde_json::to_string(&written).expect("serialisable"));
     } else {
@@ -660,6 +680,13 @@ fn cmd_generate(
             t.elapsed().as_secs_f64(),
             out.join("MANIFEST").display()
         );
+    }
+    if !refused.is_empty() {
+        return Err(CliError::Other(format!(
+            "{} table pairs were not generated:\n  {}",
+            refused.len(),
+            refused.join("\n  ")
+        )));
     }
     Ok(())
 }
