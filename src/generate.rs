@@ -2,29 +2,41 @@
 //!
 //! Materials are solved in build order ([`Material::all`]), a material
 //! together with its colour flip (an ordinary move of the side to move leads
-//! from `A` to `A.flip()`). For each pair:
+//! from `A` to `A.flip()`).
 //!
+//! **Slices.** A pair is solved one *slice* at a time: all states with one
+//! placement of the men (kings and counters vary), together with its partner
+//! slice (the same men, the other side to move). Ordinary king moves stay
+//! between a slice and its partner; man moves lead to slices whose men are
+//! further advanced, captures and promotions to tables built earlier. Slices
+//! are solved most advanced first ([`advancement`] falls by one with every man
+//! move), so everything outside the slice pair being solved is final. Finished
+//! values go to a memory-mapped work file (2 bytes per state); working memory is
+//! one batch of slices. The work files and a marker of finished batches let an
+//! interrupted run resume.
+//!
+//! Within a batch:
 //! 1. **Initialise** every state by forward move generation. Finished games get
-//!    their adjudicated value. Moves that capture or promote lead to tables
-//!    built earlier, whose values are read directly; ordinary moves stay in the
-//!    pair and are only counted.
+//!    their adjudicated value; moves that leave the batch are read from finished
+//!    values; ordinary king moves are only counted.
 //! 2. **Propagate** in order of distance, with one bucket per ply count: when a
-//!    state is finally lost in `d` plies, every predecessor (found by
-//!    retro-moves, [`crate::retro`]) can win in `d + 1`; when a state is finally
-//!    won, each predecessor has one fewer move left that does not lose, and
-//!    when none is left it is lost, in one more ply than its longest reply.
-//!    Buckets are processed in increasing order, so the first win found for a
-//!    state is its shortest and the last reply to be refuted its longest.
+//!    state is finally lost in `d` plies, every predecessor by a king move
+//!    (found by retro-moves, [`crate::retro`]) can win in `d + 1`; when a state
+//!    is finally won, each predecessor has one fewer move left that does not
+//!    lose, and when none is left it is lost, in one more ply than its longest
+//!    reply. Buckets are processed in increasing order, so the first win found
+//!    for a state is its shortest and the last reply to be refuted its longest.
 //! 3. Whatever is still open is a **draw**: neither side can force a result.
 //!
 //! States are solved in parallel with rayon; per-state working values are atomics.
 
-use crate::index::MaterialIndex;
 use crate::material::Material;
+use crate::piece::Side;
 use crate::position::Position;
-use crate::retro::predecessors;
+use crate::retro::{predecessors_of, Undo};
 use crate::rules::{RuleSet, Wdl};
 use crate::table::{self, Metric, TableData, TableError, TableFile};
+use memmap2::MmapMut;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -72,7 +84,7 @@ pub enum GenerateError {
     #[error("table {0} is needed first (generate it, or run generate without --material)")]
     Missing(String),
     /// Solving a pair would need more memory than allowed.
-    #[error("solving {material} needs about {needed_gib:.2} GiB of memory, more than the {limit_gib:.2} GiB allowed (--max-memory); tables of this size need the sliced generator, which is not written yet")]
+    #[error("solving {material} needs about {needed_gib:.2} GiB of memory, more than the {limit_gib:.2} GiB allowed (--max-memory); lower the need by freeing memory, or raise --max-memory if the estimate is too cautious")]
     TooBig {
         /// The first material of the pair.
         material: Material,
@@ -130,56 +142,188 @@ pub fn successor_materials(m: Material) -> Vec<Material> {
     out
 }
 
-/// Working state of one table during generation.
+/// Per-state working values of a batch of slices, as atomics.
 struct Work {
-    index: MaterialIndex,
     result: Vec<AtomicU16>,
     remaining: Vec<AtomicU8>,
     best_win: Vec<AtomicU16>,
     longest_reply: Vec<AtomicU16>,
 }
 
-const NO_WIN: u16 = u16::MAX;
-
-/// A bucket entry: table (bit 63), kind (bit 62: 1 = win, 0 = loss), index.
-type Entry = u64;
-const TABLE_BIT: u64 = 1 << 63;
-const WIN_BIT: u64 = 1 << 62;
-const INDEX_MASK: u64 = WIN_BIT - 1;
-
-fn entry(table: usize, win: bool, idx: u64) -> Entry {
-    (if table == 1 { TABLE_BIT } else { 0 }) | (if win { WIN_BIT } else { 0 }) | idx
+impl Work {
+    fn new(n: usize) -> Work {
+        Work {
+            result: (0..n).map(|_| AtomicU16::new(0)).collect(),
+            remaining: (0..n).map(|_| AtomicU8::new(0)).collect(),
+            best_win: (0..n).map(|_| AtomicU16::new(NO_WIN)).collect(),
+            longest_reply: (0..n).map(|_| AtomicU16::new(0)).collect(),
+        }
+    }
 }
 
-/// Solve the pair `{m, m.flip()}`; returns the values of `m` (and of `m.flip()` if different).
-pub fn solve_pair(
-    m: Material,
-    rules: RuleSet,
-    solved: &Solved,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Vec<(Material, Vec<u16>)> {
-    let mats: Vec<Material> = if m.flip() == m {
-        vec![m]
-    } else {
-        vec![m, m.flip()]
-    };
-    let works: Vec<Work> = mats
-        .iter()
-        .map(|&mat| {
-            let index = MaterialIndex::new(mat, rules);
-            let n = index.size() as usize;
-            Work {
-                index,
-                result: (0..n).map(|_| AtomicU16::new(0)).collect(),
-                remaining: (0..n).map(|_| AtomicU8::new(0)).collect(),
-                best_win: (0..n).map(|_| AtomicU16::new(NO_WIN)).collect(),
-                longest_reply: (0..n).map(|_| AtomicU16::new(0)).collect(),
+const NO_WIN: u16 = u16::MAX;
+
+/// A bucket entry: kind (bit 63: 1 = win, 0 = loss) and the state's position in the batch.
+type Entry = u64;
+const WIN_BIT: u64 = 1 << 63;
+
+/// One table of the pair being solved: its index and its finished values,
+/// kept in a memory-mapped work file (2 bytes per state, 0 = not solved yet).
+struct PairTable {
+    material: Material,
+    index: MaterialIndex,
+    slice_len: u64,
+    store: MmapMut,
+}
+
+impl PairTable {
+    #[inline]
+    fn get(&self, idx: u64) -> u16 {
+        let o = 2 * idx as usize;
+        u16::from_le_bytes([self.store[o], self.store[o + 1]])
+    }
+}
+
+/// A slice: the states of one table with one placement of the men. Ordinary
+/// king moves stay between a slice and its partner (the same men, the other side
+/// to move); man moves lead to slices with the men further advanced.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+struct Slice {
+    table: usize,
+    slice: u64,
+}
+
+/// How far the men still have to go: White's men count their row (they move
+/// toward row 0), Black's men their distance to row 9. Every man move lowers it
+/// by one, so slices solved in increasing order find their man moves solved.
+fn advancement(pos: &Position) -> u32 {
+    let white: u32 = pos.men(Side::White).squares().map(|s| s.row() as u32).sum();
+    let black: u32 = pos
+        .men(Side::Black)
+        .squares()
+        .map(|s| 9 - s.row() as u32)
+        .sum();
+    white + black
+}
+
+/// Slices of the pair in solving order, grouped into batches of at most
+/// `batch_states` states (a batch never splits a slice from its partner).
+fn batches(tables: &[PairTable], batch_states: u64) -> Vec<Vec<Slice>> {
+    let symmetric = tables.len() == 1;
+    let t0 = &tables[0];
+    let slices = t0.index.size() / t0.slice_len;
+    let mut groups: Vec<(u32, Vec<Slice>)> = (0..slices)
+        .into_par_iter()
+        .filter_map(|s| {
+            let p = t0.index.position(s * t0.slice_len);
+            let other = if symmetric { 0 } else { 1 };
+            // The same men with the other side to move (the index flips it into its table).
+            let mut q = p;
+            q.turn = Side::Black;
+            let partner = tables[other].index.index(&q) / tables[other].slice_len;
+            let mut parts = vec![Slice { table: 0, slice: s }];
+            if symmetric {
+                if partner < s {
+                    return None; // listed with its partner
+                }
+                if partner != s {
+                    parts.push(Slice {
+                        table: 0,
+                        slice: partner,
+                    });
+                }
+            } else {
+                parts.push(Slice {
+                    table: 1,
+                    slice: partner,
+                });
             }
+            Some((advancement(&p), parts))
         })
         .collect();
-    let other = |t: usize| if works.len() == 1 { 0 } else { 1 - t };
+    groups.sort_by_key(|(level, parts)| (*level, parts[0].slice));
+    let mut out: Vec<Vec<Slice>> = Vec::new();
+    let mut current: Vec<Slice> = Vec::new();
+    let (mut level, mut states) = (u32::MAX, 0u64);
+    for (l, parts) in groups {
+        let n: u64 = parts.iter().map(|p| tables[p.table].slice_len).sum();
+        if !current.is_empty() && (l != level || states + n > batch_states) {
+            out.push(std::mem::take(&mut current));
+            states = 0;
+        }
+        level = l;
+        states += n;
+        current.extend(parts);
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+/// States per batch: about 19 bytes each of working memory.
+const BATCH_STATES: u64 = 1 << 25;
+
+/// Solve one batch of slices; every slice its man moves lead to is solved already.
+fn solve_batch(
+    tables: &[PairTable],
+    parts: &[Slice],
+    solved: &Solved,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Vec<u16> {
+    let symmetric = tables.len() == 1;
+    let other_table = |t: usize| if symmetric { 0 } else { 1 - t };
+    let mut offsets = Vec::with_capacity(parts.len() + 1);
+    offsets.push(0u64);
+    for p in parts {
+        offsets.push(offsets.last().unwrap() + tables[p.table].slice_len);
+    }
+    let total = *offsets.last().unwrap();
+    let part_of: HashMap<Slice, usize> = parts.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+    // Batch position of a state of table `t`, which must lie in this batch.
+    let local = |t: usize, idx: u64| -> u64 {
+        let len = tables[t].slice_len;
+        let part = part_of[&Slice {
+            table: t,
+            slice: idx / len,
+        }];
+        offsets[part] + idx % len
+    };
+    // Table and index of a batch position.
+    let global = |g: u64| -> (usize, u64) {
+        let part = offsets.partition_point(|&o| o <= g) - 1;
+        let p = parts[part];
+        (
+            p.table,
+            p.slice * tables[p.table].slice_len + (g - offsets[part]),
+        )
+    };
+    let work = Work::new(total as usize);
 
     // 1. Initialise.
+    const CHUNK: u64 = 1 << 12;
+    let items: Vec<Vec<(u16, Entry)>> = (0..total.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let mut out = Vec::new();
+            let mut moves = Vec::new();
+            for g in c * CHUNK..((c + 1) * CHUNK).min(total) {
+                let (t, idx) = global(g);
+                let pos = tables[t].index.position(idx);
+                init_state(
+                    &work,
+                    g,
+                    &pos,
+                    &tables[other_table(t)],
+                    solved,
+                    &mut moves,
+                    &mut out,
+                );
+            }
+            progress(((c + 1) * CHUNK).min(total) - c * CHUNK);
+            out
+        })
+        .collect();
     let mut buckets: Vec<Vec<Entry>> = Vec::new();
     let push_all = |buckets: &mut Vec<Vec<Entry>>, items: Vec<(u16, Entry)>| {
         for (d, e) in items {
@@ -190,77 +334,59 @@ pub fn solve_pair(
             buckets[d].push(e);
         }
     };
-    for (t, w) in works.iter().enumerate() {
-        let size = w.index.size();
-        const CHUNK: u64 = 1 << 14;
-        let items: Vec<Vec<(u16, Entry)>> = (0..size.div_ceil(CHUNK))
-            .into_par_iter()
-            .map(|c| {
-                let mut local = Vec::new();
-                let mut moves = Vec::new();
-                for i in c * CHUNK..((c + 1) * CHUNK).min(size) {
-                    init_state(w, t, i, solved, &mut moves, &mut local);
-                }
-                progress(((c + 1) * CHUNK).min(size) - c * CHUNK);
-                local
-            })
-            .collect();
-        for v in items {
-            push_all(&mut buckets, v);
-        }
+    for v in items {
+        push_all(&mut buckets, v);
     }
 
-    // 2. Propagate, bucket by bucket.
+    // 2. Propagate, bucket by bucket, along king moves inside the batch.
     let mut d = 0;
     while d < buckets.len() {
         let entries = std::mem::take(&mut buckets[d]);
         let found: Vec<Vec<(u16, Entry)>> = entries
             .par_chunks(4096)
             .map(|chunk| {
-                let mut local = Vec::new();
+                let mut out = Vec::new();
                 for &e in chunk {
-                    let t = usize::from(e & TABLE_BIT != 0);
                     let win = e & WIN_BIT != 0;
-                    let i = (e & INDEX_MASK) as usize;
-                    let w = &works[t];
-                    if win && w.best_win[i].load(SeqCst) != d as u16 {
+                    let g = (e & !WIN_BIT) as usize;
+                    if win && work.best_win[g].load(SeqCst) != d as u16 {
                         continue; // a shorter win was found since
                     }
                     let value = Value {
                         wdl: if win { Wdl::Win } else { Wdl::Loss },
                         dtw: d as u16,
                     };
-                    if w.result[i]
+                    if work.result[g]
                         .compare_exchange(0, value.pack(), SeqCst, SeqCst)
                         .is_err()
                     {
                         continue; // already final
                     }
-                    let o = other(t);
-                    let ow = &works[o];
-                    let pos = w.index.position(i as u64);
-                    predecessors(&pos, |p| {
-                        let j = ow.index.index(p) as usize;
-                        if ow.result[j].load(SeqCst) != 0 {
+                    let (t, idx) = global(g as u64);
+                    let ot = other_table(t);
+                    let pos = tables[t].index.position(idx);
+                    predecessors_of(&pos, Undo::Kings, |p| {
+                        let j = local(ot, tables[ot].index.index(p)) as usize;
+                        if work.result[j].load(SeqCst) != 0 {
                             return;
                         }
                         if win {
-                            ow.longest_reply[j].fetch_max(d as u16, SeqCst);
-                            if ow.remaining[j].fetch_sub(1, SeqCst) == 1
-                                && ow.best_win[j].load(SeqCst) == NO_WIN
+                            work.longest_reply[j].fetch_max(d as u16, SeqCst);
+                            if work.remaining[j].fetch_sub(1, SeqCst) == 1
+                                && work.best_win[j].load(SeqCst) == NO_WIN
                             {
-                                let dtw = 1 + ow.longest_reply[j].load(SeqCst);
-                                local.push((dtw, entry(o, false, j as u64)));
+                                let dtw = 1 + work.longest_reply[j].load(SeqCst);
+                                out.push((dtw, j as u64));
                             }
                         } else {
                             let dtw = d as u16 + 1;
-                            if ow.best_win[j].fetch_min(dtw, SeqCst) > dtw {
-                                local.push((dtw, entry(o, true, j as u64)));
+                            if work.best_win[j].fetch_min(dtw, SeqCst) > dtw {
+                                out.push((dtw, WIN_BIT | j as u64));
                             }
                         }
                     });
                 }
-                local
+                out
             })
             .collect();
         for v in found {
@@ -270,55 +396,57 @@ pub fn solve_pair(
     }
 
     // 3. The rest are draws.
-    mats.iter()
-        .zip(works)
-        .map(|(&mat, w)| {
-            let values: Vec<u16> = w
-                .result
-                .into_iter()
-                .map(|r| {
-                    let r = r.into_inner();
-                    if r == 0 {
-                        Value {
-                            wdl: Wdl::Draw,
-                            dtw: 0,
-                        }
-                        .pack()
-                    } else {
-                        r
-                    }
-                })
-                .collect();
-            (mat, values)
+    work.result
+        .into_iter()
+        .map(|r| match r.into_inner() {
+            0 => Value {
+                wdl: Wdl::Draw,
+                dtw: 0,
+            }
+            .pack(),
+            v => v,
         })
         .collect()
 }
 
 fn init_state(
     w: &Work,
-    t: usize,
-    i: u64,
+    g: u64,
+    pos: &Position,
+    next: &PairTable,
     solved: &Solved,
     moves: &mut Vec<crate::Move>,
     out: &mut Vec<(u16, Entry)>,
 ) {
-    let pos = w.index.position(i);
-    let i_us = i as usize;
+    let gi = g as usize;
     if let Some(o) = pos.outcome() {
         match o.wdl {
-            Wdl::Loss => out.push((0, entry(t, false, i))),
-            _ => w.result[i_us].store(Value { wdl: o.wdl, dtw: 0 }.pack(), SeqCst),
+            Wdl::Loss => out.push((0, g)),
+            _ => w.result[gi].store(Value { wdl: o.wdl, dtw: 0 }.pack(), SeqCst),
         }
         return;
     }
     pos.generate_moves(moves);
     let (mut internal, mut best_win, mut longest, mut draw) = (0u32, NO_WIN, 0u16, false);
     for m in moves.iter() {
-        if !m.is_capture() && !m.promotes() {
+        let v = if m.is_capture() || m.promotes() {
+            solved.value(&pos.play(m))
+        } else if !m.is_king_move() {
+            // A man move: its slice has the men further advanced and is solved already.
+            let child = pos.play(m);
+            let idx = next.index.index(&child);
+            Value::unpack(next.get(idx)).unwrap_or_else(|| {
+                panic!(
+                    "{} -> {}: slice {} not solved",
+                    crate::fen::write(pos),
+                    crate::fen::write(&child),
+                    idx / next.slice_len
+                )
+            })
+        } else {
             internal += 1;
             continue;
-        }
-        let v = solved.value(&pos.play(m));
+        };
         match v.wdl {
             Wdl::Loss => best_win = best_win.min(v.dtw + 1),
             Wdl::Win => longest = longest.max(v.dtw),
@@ -327,10 +455,10 @@ fn init_state(
     }
     if internal == 0 {
         if best_win != NO_WIN {
-            w.best_win[i_us].store(best_win, SeqCst);
-            out.push((best_win, entry(t, true, i)));
+            w.best_win[gi].store(best_win, SeqCst);
+            out.push((best_win, WIN_BIT | g));
         } else if draw {
-            w.result[i_us].store(
+            w.result[gi].store(
                 Value {
                     wdl: Wdl::Draw,
                     dtw: 0,
@@ -339,17 +467,117 @@ fn init_state(
                 SeqCst,
             );
         } else {
-            out.push((longest + 1, entry(t, false, i)));
+            out.push((longest + 1, g));
         }
         return;
     }
     // A drawing escape counts as a reply that is never refuted.
-    w.remaining[i_us].store((internal + u32::from(draw)) as u8, SeqCst);
-    w.longest_reply[i_us].store(longest, SeqCst);
+    w.remaining[gi].store((internal + u32::from(draw)) as u8, SeqCst);
+    w.longest_reply[gi].store(longest, SeqCst);
     if best_win != NO_WIN {
-        w.best_win[i_us].store(best_win, SeqCst);
-        out.push((best_win, entry(t, true, i)));
+        w.best_win[gi].store(best_win, SeqCst);
+        out.push((best_win, WIN_BIT | g));
     }
+}
+
+fn work_path(dir: &Path, m: Material, rules: RuleSet, ext: &str) -> PathBuf {
+    dir.join(format!("{m}.{}.{ext}", rules.name()))
+}
+
+/// Solve the pair `{m, m.flip()}` slice by slice into work files in `dir`, then
+/// write its tables. Resumes from the work files of an interrupted run.
+pub fn solve_pair(
+    m: Material,
+    rules: RuleSet,
+    dir: &Path,
+    solved: &Solved,
+    progress: &dyn Progress,
+) -> Result<Vec<TableStats>, GenerateError> {
+    let mats: Vec<Material> = if m.flip() == m {
+        vec![m]
+    } else {
+        vec![m, m.flip()]
+    };
+    let io = |path: &Path, source: std::io::Error| {
+        GenerateError::Table(TableError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    let marker = work_path(dir, m, rules, "progress");
+    let done_batches: usize = std::fs::read_to_string(&marker)
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(0);
+    let mut tables = Vec::new();
+    for &mat in &mats {
+        let index = MaterialIndex::new(mat, rules);
+        let path = work_path(dir, mat, rules, "work");
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(done_batches == 0)
+            .open(&path)
+            .map_err(|e| io(&path, e))?;
+        file.set_len(index.size() * 2).map_err(|e| io(&path, e))?;
+        // Safety: the work file is private to this run (a name no reader opens) and
+        // is not resized while mapped.
+        let store = unsafe { MmapMut::map_mut(&file) }.map_err(|e| io(&path, e))?;
+        let slice_len = index.slice_len();
+        tables.push(PairTable {
+            material: mat,
+            index,
+            slice_len,
+            store,
+        });
+    }
+    let batches = batches(&tables, BATCH_STATES);
+    let skipped: u64 = batches[..done_batches.min(batches.len())]
+        .iter()
+        .flatten()
+        .map(|p| tables[p.table].slice_len)
+        .sum();
+    progress.advance(skipped);
+    for (b, parts) in batches.iter().enumerate().skip(done_batches) {
+        let values = solve_batch(&tables, parts, solved, &|n| progress.advance(n));
+        let mut at = 0usize;
+        for p in parts {
+            let t = &mut tables[p.table];
+            let len = t.slice_len as usize;
+            let start = 2 * (p.slice * t.slice_len) as usize;
+            for (k, v) in values[at..at + len].iter().enumerate() {
+                t.store[start + 2 * k..start + 2 * k + 2].copy_from_slice(&v.to_le_bytes());
+            }
+            at += len;
+        }
+        // Every 64 batches, make the finished ones durable and record them.
+        if (b + 1) % 64 == 0 || b + 1 == batches.len() {
+            for t in &tables {
+                t.store
+                    .flush()
+                    .map_err(|e| io(&work_path(dir, t.material, rules, "work"), e))?;
+            }
+            std::fs::write(&marker, format!("{}\n", b + 1)).map_err(|e| io(&marker, e))?;
+        }
+    }
+    let mut out = Vec::new();
+    for t in &tables {
+        let read = |start: u64, len: usize| {
+            (start..start + len as u64)
+                .map(|i| t.get(i))
+                .collect::<Vec<u16>>()
+        };
+        let st = write_tables_from(dir, t.material, rules, t.index.size(), &read)?;
+        progress.done(&st);
+        out.push(st);
+    }
+    drop(tables);
+    for &mat in &mats {
+        let _ = std::fs::remove_file(work_path(dir, mat, rules, "work"));
+    }
+    let _ = std::fs::remove_file(&marker);
+    Ok(out)
 }
 
 /// Statistics of a solved table.
@@ -375,31 +603,50 @@ pub struct TableStats {
 
 /// Statistics and the manifest checksum of packed values.
 pub fn stats(material: Material, rules: RuleSet, values: &[u16]) -> TableStats {
-    let (mut w, mut d, mut l, mut longest) = (0, 0, 0, 0u32);
+    stats_from(material, rules, values.len() as u64, &|start, len| {
+        values[start as usize..start as usize + len].to_vec()
+    })
+    .0
+}
+
+/// Statistics of packed values read on demand, and the largest DTW.
+fn stats_from(
+    material: Material,
+    rules: RuleSet,
+    states: u64,
+    read: &(dyn Fn(u64, usize) -> Vec<u16> + Sync),
+) -> (TableStats, u16) {
+    let (mut w, mut d, mut l, mut longest, mut max_dtw) = (0, 0, 0, 0u32, 0u16);
     let mut sum = table::Fnv::default();
-    for &v in values {
-        let v = Value::unpack(v).expect("solved");
-        match v.wdl {
-            Wdl::Win => {
-                w += 1;
-                longest = longest.max(v.dtw as u32);
+    const CHUNK: u64 = 1 << 20;
+    for start in (0..states).step_by(CHUNK as usize) {
+        let len = (states - start).min(CHUNK) as usize;
+        for v in read(start, len) {
+            let v = Value::unpack(v).expect("solved");
+            match v.wdl {
+                Wdl::Win => {
+                    w += 1;
+                    longest = longest.max(v.dtw as u32);
+                }
+                Wdl::Draw => d += 1,
+                Wdl::Loss => l += 1,
             }
-            Wdl::Draw => d += 1,
-            Wdl::Loss => l += 1,
+            max_dtw = max_dtw.max(v.dtw);
+            let dtw = v.dtw.to_le_bytes();
+            sum.update(&[v.wdl as u8, dtw[0], dtw[1]]);
         }
-        let dtw = v.dtw.to_le_bytes();
-        sum.update(&[v.wdl as u8, dtw[0], dtw[1]]);
     }
-    TableStats {
+    let st = TableStats {
         material: material.to_string(),
         rules: rules.name().to_string(),
-        states: values.len() as u64,
+        states,
         wins: w,
         draws: d,
         losses: l,
         longest_win: longest,
         checksum: format!("{:016x}", sum.0),
-    }
+    };
+    (st, max_dtw)
 }
 
 /// Write the WDL and DTW files of a solved table into `dir`.
@@ -409,17 +656,35 @@ pub fn write_tables(
     rules: RuleSet,
     values: &[u16],
 ) -> Result<TableStats, GenerateError> {
-    let st = stats(material, rules, values);
+    let read = |start: u64, len: usize| values[start as usize..start as usize + len].to_vec();
+    write_tables_from(dir, material, rules, values.len() as u64, &read)
+}
+
+/// Write the WDL and DTW files of a table whose packed values are read on demand.
+fn write_tables_from(
+    dir: &Path,
+    material: Material,
+    rules: RuleSet,
+    states: u64,
+    read: &(dyn Fn(u64, usize) -> Vec<u16> + Sync),
+) -> Result<TableStats, GenerateError> {
+    let (st, max_dtw) = stats_from(material, rules, states, read);
     let counts = (st.wins, st.draws, st.losses);
-    let wdl: Vec<u16> = values
-        .iter()
-        .map(|&v| Value::unpack(v).unwrap().wdl as u16)
-        .collect();
-    let dtw: Vec<u16> = values
-        .iter()
-        .map(|&v| Value::unpack(v).unwrap().dtw)
-        .collect();
-    for (metric, vals) in [(Metric::Dtw, &dtw), (Metric::Wdl, &wdl)] {
+    let wdl = |start: u64, len: usize| -> Vec<u16> {
+        read(start, len)
+            .into_iter()
+            .map(|v| Value::unpack(v).expect("solved").wdl as u16)
+            .collect()
+    };
+    let dtw = |start: u64, len: usize| -> Vec<u16> {
+        read(start, len)
+            .into_iter()
+            .map(|v| Value::unpack(v).expect("solved").dtw)
+            .collect()
+    };
+    let sources: [(Metric, &(dyn Fn(u64, usize) -> Vec<u16> + Sync), u16); 2] =
+        [(Metric::Dtw, &dtw, max_dtw), (Metric::Wdl, &wdl, 2)];
+    for (metric, values, max_value) in sources {
         let path = dir.join(table::file_name(material, rules, metric));
         table::write_table(
             &path,
@@ -427,7 +692,9 @@ pub fn write_tables(
                 metric,
                 rules,
                 material,
-                values: vals,
+                states,
+                values,
+                max_value,
                 counts,
                 longest_win: st.longest_win,
             },
@@ -488,22 +755,24 @@ pub struct Plan {
     pub memory_limit: Option<u64>,
 }
 
-/// Bytes of working memory per state while solving: the per-state atomics (7 bytes)
-/// and about one and a half bucket entries (8 bytes each). Measured: solving the
-/// 71.7 M states of KMvKM peaks at 1.37 GB resident.
-pub const BYTES_PER_STATE: u64 = 19;
+/// Bytes of working memory per state of a batch: the per-state atomics (7
+/// bytes) and about one and a half bucket entries (8 bytes each).
+pub const BYTES_PER_BATCH_STATE: u64 = 19;
 
-/// Estimated peak memory for solving the pair of `m`, with its sub-tables loaded.
+/// Estimated peak memory for solving the pair of `m`: one batch of slices, the
+/// decoded sub-tables, the compressed blocks of the output, and the work files
+/// (memory-mapped, 2 bytes per state; the kernel may page them out, but they are
+/// counted so that a run never depends on that).
 pub fn memory_estimate(m: Material, rules: RuleSet) -> u64 {
     let pair = if m == m.flip() {
         vec![m]
     } else {
         vec![m, m.flip()]
     };
-    let states: u64 = pair
-        .iter()
-        .map(|&x| MaterialIndex::new(x, rules).size())
-        .sum();
+    let indexes: Vec<MaterialIndex> = pair.iter().map(|&x| MaterialIndex::new(x, rules)).collect();
+    let states: u64 = indexes.iter().map(|ix| ix.size()).sum();
+    let largest_slice_pair: u64 = indexes.iter().map(|ix| ix.slice_len()).sum();
+    let batch = BATCH_STATES.max(largest_slice_pair).min(states);
     let mut subs: Vec<Material> = pair.iter().flat_map(|&x| successor_materials(x)).collect();
     subs.sort();
     subs.dedup();
@@ -511,7 +780,7 @@ pub fn memory_estimate(m: Material, rules: RuleSet) -> u64 {
         .iter()
         .map(|&x| MaterialIndex::new(x, rules).size())
         .sum();
-    states * BYTES_PER_STATE + sub_states * 2
+    batch * BYTES_PER_BATCH_STATE + sub_states * 2 + states * 2 + states / 8
 }
 
 /// Memory the system reports available, in bytes (Linux), if known.
@@ -578,7 +847,7 @@ impl Plan {
 
 /// Events reported while generating.
 pub trait Progress: Sync {
-    /// A pair starts: its materials and their total states.
+    /// A pair starts: its first material and the states of the pair.
     fn start(&self, _material: Material, _states: u64) {}
     /// States initialised so far in the current pair.
     fn advance(&self, _states: u64) {}
@@ -644,11 +913,7 @@ pub fn run(plan: &Plan, progress: &dyn Progress) -> Result<Vec<TableStats>, Gene
         }
         let states = MaterialIndex::new(m, plan.rules).size() * if m == m.flip() { 1 } else { 2 };
         progress.start(m, states);
-        for (mat, values) in solve_pair(m, plan.rules, &solved, &|n| progress.advance(n)) {
-            let st = write_tables(&plan.dir, mat, plan.rules, &values)?;
-            progress.done(&st);
-            written.push(st);
-        }
+        written.extend(solve_pair(m, plan.rules, &plan.dir, &solved, progress)?);
     }
     Ok(written)
 }

@@ -219,6 +219,12 @@ impl MaterialIndex {
         self.offsets[6]
     }
 
+    /// States per slice: all states with one placement of the men (kings and
+    /// counters vary). Slice `k` holds the indexes `k * slice_len .. (k+1) * slice_len`.
+    pub fn slice_len(&self) -> u64 {
+        self.kings * self.t_stm * self.t_opp * self.s_size
+    }
+
     /// States per placement (the counter combinations).
     pub fn counters_per_placement(&self) -> u64 {
         self.t_stm * self.t_opp * self.s_size

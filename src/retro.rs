@@ -24,9 +24,24 @@ use crate::piece::Side;
 use crate::position::Position;
 use crate::rules::{KingCount, RuleSet, SevenMove, THREE_MOVE_LIMIT};
 
+/// Which retro-moves to undo.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Undo {
+    /// Every ordinary move: men and kings.
+    All,
+    /// King moves only: these keep the men where they are, so they stay inside
+    /// one slice of the generator.
+    Kings,
+}
+
 /// Call `f` with every position from which one ordinary move leads to `pos`.
 /// The predecessors have the other side to move.
-pub fn predecessors(pos: &Position, mut f: impl FnMut(&Position)) {
+pub fn predecessors(pos: &Position, f: impl FnMut(&Position)) {
+    predecessors_of(pos, Undo::All, f)
+}
+
+/// [`predecessors`], restricted to the moves `undo` names.
+pub fn predecessors_of(pos: &Position, undo: Undo, mut f: impl FnMut(&Position)) {
     let mover = pos.turn().opponent();
     if pos.rules() == RuleSet::Official && pos.one_king_each() {
         // One king each only arises by a capture, and is never left by an ordinary move.
@@ -108,7 +123,7 @@ pub fn predecessors(pos: &Position, mut f: impl FnMut(&Position)) {
         }
     };
 
-    for to in men.squares() {
+    for to in men.squares().filter(|_| undo == Undo::All) {
         // A man that stands on its far row got there by promotion: not an ordinary move.
         if Bitboard::promotion_row(mover).contains(to) {
             continue;

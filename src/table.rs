@@ -258,7 +258,7 @@ impl Header {
     }
 }
 
-/// Values and statistics of one table, ready to be written.
+/// A table's values and statistics, ready to be written.
 pub struct TableData<'a> {
     /// Metric of the values.
     pub metric: Metric,
@@ -266,8 +266,13 @@ pub struct TableData<'a> {
     pub rules: RuleSet,
     /// Material.
     pub material: Material,
-    /// One value per state.
-    pub values: &'a [u16],
+    /// Number of states.
+    pub states: u64,
+    /// The values of states `start..start + len`, on demand (so a table larger
+    /// than memory can be written from a file).
+    pub values: &'a (dyn Fn(u64, usize) -> Vec<u16> + Sync),
+    /// The largest value (decides the value width).
+    pub max_value: u16,
     /// Wins, draws, losses.
     pub counts: (u64, u64, u64),
     /// Longest win.
@@ -280,7 +285,7 @@ pub fn write_table(path: &Path, data: &TableData<'_>) -> Result<Header, TableErr
         path: path.to_path_buf(),
         source,
     };
-    let width: u8 = if data.metric == Metric::Wdl || data.values.iter().all(|&v| v < 256) {
+    let width: u8 = if data.metric == Metric::Wdl || data.max_value < 256 {
         1
     } else {
         2
@@ -293,21 +298,34 @@ pub fn write_table(path: &Path, data: &TableData<'_>) -> Result<Header, TableErr
             chunk.iter().flat_map(|v| v.to_le_bytes()).collect()
         }
     };
+    let n_blocks = data.states.div_ceil(block_states as u64);
     let mut values_sum = Fnv::default();
-    for chunk in data.values.chunks(block_states as usize) {
-        values_sum.update(&encode(chunk));
+    let mut blocks: Vec<Vec<u8>> = Vec::with_capacity(n_blocks as usize);
+    // Batches of blocks: read and checksummed in order, compressed in parallel.
+    const BATCH: u64 = 256;
+    for first in (0..n_blocks).step_by(BATCH as usize) {
+        let raw: Vec<Vec<u8>> = (first..(first + BATCH).min(n_blocks))
+            .into_par_iter()
+            .map(|b| {
+                let start = b * block_states as u64;
+                let len = (data.states - start).min(block_states as u64) as usize;
+                encode(&(data.values)(start, len))
+            })
+            .collect();
+        for r in &raw {
+            values_sum.update(r);
+        }
+        let packed: Vec<Vec<u8>> = raw
+            .par_iter()
+            .map(|r| {
+                let mut enc = zstd::bulk::Compressor::new(COMPRESSION_LEVEL)?;
+                enc.include_checksum(true)?;
+                enc.compress(r)
+            })
+            .collect::<io::Result<_>>()
+            .map_err(io_err)?;
+        blocks.extend(packed);
     }
-    // Blocks compress independently, so in parallel.
-    let blocks: Vec<Vec<u8>> = data
-        .values
-        .par_chunks(block_states as usize)
-        .map(|chunk| {
-            let mut enc = zstd::bulk::Compressor::new(COMPRESSION_LEVEL)?;
-            enc.include_checksum(true)?;
-            enc.compress(&encode(chunk))
-        })
-        .collect::<io::Result<_>>()
-        .map_err(io_err)?;
     let offsets_len = (blocks.len() + 1) * 8;
     let mut offsets = Vec::with_capacity(offsets_len);
     let mut at = (HEADER_LEN + offsets_len) as u64;
@@ -328,7 +346,7 @@ pub fn write_table(path: &Path, data: &TableData<'_>) -> Result<Header, TableErr
         index_version: INDEX_VERSION,
         value_width: width,
         block_states,
-        states: data.values.len() as u64,
+        states: data.states,
         wins: data.counts.0,
         draws: data.counts.1,
         losses: data.counts.2,
