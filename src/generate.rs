@@ -9,7 +9,7 @@
 //! slice (the same men, the other side to move). Ordinary king moves stay
 //! between a slice and its partner; man moves lead to slices whose men are
 //! further advanced, captures and promotions to tables built earlier. Slices
-//! are solved most advanced first ([`advancement`] falls by one with every man
+//! are solved most advanced first (`advancement` falls by one with every man
 //! move), so everything outside the slice pair being solved is final. Finished
 //! values go to a memory-mapped work file (2 bytes per state); working memory is
 //! one batch of slices. The work files and a marker of finished batches let an
@@ -30,6 +30,7 @@
 //!
 //! States are solved in parallel with rayon; per-state working values are atomics.
 
+use crate::index::MaterialIndex;
 use crate::material::Material;
 use crate::piece::Side;
 use crate::position::Position;
