@@ -552,8 +552,8 @@ pub fn solve_pair(
             }
             at += len;
         }
-        // Every 64 batches, make the finished ones durable and record them.
-        if (b + 1) % 64 == 0 || b + 1 == batches.len() {
+        // Make the finished batch durable, then record it.
+        {
             for t in &tables {
                 t.store
                     .flush()

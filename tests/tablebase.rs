@@ -386,3 +386,81 @@ fn header_counts_add_up() {
         assert_eq!(h.wins + h.draws + h.losses, h.states);
     }
 }
+
+/// Progress that aborts (by panicking) once `limit` states have been reported.
+struct Abort {
+    seen: std::sync::atomic::AtomicU64,
+    limit: u64,
+}
+
+impl generate::Progress for Abort {
+    fn advance(&self, states: u64) {
+        let n = self
+            .seen
+            .fetch_add(states, std::sync::atomic::Ordering::SeqCst)
+            + states;
+        if n > self.limit {
+            panic!("interrupted on purpose");
+        }
+    }
+}
+
+#[test]
+fn an_interrupted_generation_resumes_where_it_stopped() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tables-resume");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(tables()).unwrap() {
+        let p = entry.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if !name.starts_with("KMvK.official") && !name.starts_with("KvKM.official") {
+            std::fs::copy(&p, dir.join(&name)).unwrap();
+        }
+    }
+    let m: Material = "KMvK".parse().unwrap();
+    let plan = Plan::material(RuleSet::Official, &dir, m);
+    assert_eq!(plan.pending(), vec![m]);
+    // Stop about half way through the pair.
+    let abort = Abort {
+        seen: Default::default(),
+        limit: MaterialIndex::new(m, RuleSet::Official).size(),
+    };
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        generate::run(&plan, &abort)
+    }));
+    assert!(result.is_err());
+    let marker = dir.join("KMvK.official.progress");
+    let done: usize = std::fs::read_to_string(&marker)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(done > 0, "some batches were recorded");
+    assert!(
+        !generate::is_complete(&dir, m, RuleSet::Official),
+        "no table under its final name yet"
+    );
+    // Run again: it picks up at the recorded batch and gives the same tables.
+    let written = generate::run(&plan, &Quiet).unwrap();
+    assert_eq!(written.len(), 2);
+    let checked_in = manifest(include_str!("../tables/MANIFEST"));
+    for st in written {
+        let line = format!(
+            "{} {} {} {} {} {} {} {}",
+            st.rules,
+            st.material,
+            st.states,
+            st.wins,
+            st.draws,
+            st.losses,
+            st.longest_win,
+            st.checksum
+        );
+        assert_eq!(
+            checked_in.get(&(st.rules.clone(), st.material.clone())),
+            Some(&line)
+        );
+    }
+    assert!(!marker.exists());
+    assert!(!dir.join("KMvK.official.work").exists());
+}
