@@ -40,6 +40,7 @@ use crate::table::{self, Metric, TableData, TableError, TableFile};
 use memmap2::MmapMut;
 use rayon::prelude::*;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU16, AtomicU8, Ordering::SeqCst};
 use std::sync::Arc;
@@ -107,7 +108,7 @@ pub enum GenerateError {
 /// The decoded values of finished tables, for reading the results of
 /// captures and promotions.
 pub struct Solved {
-    tables: HashMap<Material, Arc<(MaterialIndex, Vec<u16>)>>,
+    tables: HashMap<Material, Arc<(MaterialIndex, Vec<u16>)>, BuildHasherDefault<FastHasher>>,
 }
 
 impl Solved {
@@ -119,6 +120,36 @@ impl Solved {
         let (ix, values) = &*self.tables[&m];
         Value::unpack(values[ix.index(pos) as usize])
             .expect("finished tables hold only known values")
+    }
+}
+
+/// A multiply-rotate hasher (as in rustc's FxHash) for the small integer keys
+/// looked up once per move: much cheaper than the default SipHash.
+#[derive(Default)]
+struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(i as u64);
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
@@ -280,7 +311,8 @@ fn solve_batch(
         offsets.push(offsets.last().unwrap() + tables[p.table].slice_len);
     }
     let total = *offsets.last().unwrap();
-    let part_of: HashMap<Slice, usize> = parts.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+    let part_of: HashMap<Slice, usize, BuildHasherDefault<FastHasher>> =
+        parts.iter().enumerate().map(|(i, &p)| (p, i)).collect();
     // Batch position of a state of table `t`, which must lie in this batch.
     let local = |t: usize, idx: u64| -> u64 {
         let len = tables[t].slice_len;
@@ -887,7 +919,7 @@ pub fn run(plan: &Plan, progress: &dyn Progress) -> Result<Vec<TableStats>, Gene
             }
         }
         let mut solved = Solved {
-            tables: HashMap::new(),
+            tables: HashMap::default(),
         };
         let mut missing = None;
         for s in successor_materials(m)

@@ -89,15 +89,24 @@ fn rank(set: u64, avail: u64) -> u64 {
 /// The set of `k` squares among `avail` with rank `r`.
 #[inline]
 fn unrank(mut r: u64, k: u32, avail: u64) -> u64 {
-    let n = avail.count_ones();
     let mut set = 0;
-    let mut hi = n;
+    let mut hi = avail.count_ones();
     for i in (1..=k).rev() {
-        // Largest c < hi with C(c, i) <= r.
-        let mut c = hi - 1;
-        while binom(c, i) > r {
-            c -= 1;
-        }
+        // Largest c < hi with C(c, i) <= r, by binary search (C(c, i) grows with c).
+        let c = if i == 1 {
+            r as u32
+        } else {
+            let (mut lo, mut top) = (i - 1, hi - 1);
+            while lo < top {
+                let mid = (lo + top).div_ceil(2);
+                if binom(mid, i) <= r {
+                    lo = mid;
+                } else {
+                    top = mid - 1;
+                }
+            }
+            lo
+        };
         r -= binom(c, i);
         hi = c;
         set |= 1u64 << nth_bit(avail, c);
@@ -105,13 +114,24 @@ fn unrank(mut r: u64, k: u32, avail: u64) -> u64 {
     set
 }
 
-/// Position of the `n`-th set bit of `mask` (0-based).
+/// Position of the `n`-th set bit of `mask` (0-based): skip whole bytes by
+/// their population count, then step through the last byte.
 #[inline]
-fn nth_bit(mut mask: u64, n: u32) -> u32 {
-    for _ in 0..n {
-        mask &= mask - 1;
+fn nth_bit(mask: u64, mut n: u32) -> u32 {
+    let mut shift = 0;
+    loop {
+        let c = ((mask >> shift) & 0xFF).count_ones();
+        if n < c {
+            break;
+        }
+        n -= c;
+        shift += 8;
     }
-    mask.trailing_zeros()
+    let mut byte = (mask >> shift) & 0xFF;
+    for _ in 0..n {
+        byte &= byte - 1;
+    }
+    shift + byte.trailing_zeros()
 }
 
 /// What the innermost counter `s` means for a material.
