@@ -752,9 +752,9 @@ fn update_manifest(
             rank(&m.to_string()),
             m.to_string(),
         );
-        if !lines.contains_key(&key) {
+        if let std::collections::btree_map::Entry::Vacant(e) = lines.entry(key) {
             let values = generate::load_values(dir, m, rules)?;
-            lines.insert(key, fmt(&generate::stats(m, rules, &values)));
+            e.insert(fmt(&generate::stats(m, rules, &values)));
         }
     }
     let mut text = String::from("# frisian-tb table manifest: one line per table, written by `frisian-tb generate`.\n# rules material states wins draws losses longest_win checksum\n# (checksum: FNV-1a 64 over every state's WDL byte and DTW as u16 little-endian, in index order)\n");

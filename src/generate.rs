@@ -108,7 +108,7 @@ pub enum GenerateError {
 /// The decoded values of finished tables, for reading the results of
 /// captures and promotions.
 pub struct Solved {
-    tables: HashMap<Material, Arc<(MaterialIndex, Vec<u16>)>, BuildHasherDefault<FastHasher>>,
+    tables: HashMap<Material, Arc<(MaterialIndex, Vec<u16>)>, FastMap>,
 }
 
 impl Solved {
@@ -152,6 +152,11 @@ impl Hasher for FastHasher {
         self.0
     }
 }
+
+type FastMap = BuildHasherDefault<FastHasher>;
+
+/// Packed values of states `start..start + len`, read on demand.
+type ValueSource<'a> = &'a (dyn Fn(u64, usize) -> Vec<u16> + Sync);
 
 /// Materials one move from `m` into another material (capture or promotion),
 /// with the opponent to move; those where the opponent has no pieces are left out.
@@ -311,7 +316,7 @@ fn solve_batch(
         offsets.push(offsets.last().unwrap() + tables[p.table].slice_len);
     }
     let total = *offsets.last().unwrap();
-    let part_of: HashMap<Slice, usize, BuildHasherDefault<FastHasher>> =
+    let part_of: HashMap<Slice, usize, FastMap> =
         parts.iter().enumerate().map(|(i, &p)| (p, i)).collect();
     // Batch position of a state of table `t`, which must lie in this batch.
     let local = |t: usize, idx: u64| -> u64 {
@@ -715,7 +720,7 @@ fn write_tables_from(
             .map(|v| Value::unpack(v).expect("solved").dtw)
             .collect()
     };
-    let sources: [(Metric, &(dyn Fn(u64, usize) -> Vec<u16> + Sync), u16); 2] =
+    let sources: [(Metric, ValueSource<'_>, u16); 2] =
         [(Metric::Dtw, &dtw, max_dtw), (Metric::Wdl, &wdl, 2)];
     for (metric, values, max_value) in sources {
         let path = dir.join(table::file_name(material, rules, metric));

@@ -265,7 +265,7 @@ fn one_king_outweighs_one_man() {
 /// Black's pieces for a chain: `n` pieces of which the given ones are kings.
 fn material(men: u32, kings: u32) -> Vec<&'static str> {
     let mut v = vec!["K"; kings as usize];
-    v.extend(std::iter::repeat("M").take(men as usize));
+    v.extend(std::iter::repeat_n("M", men as usize));
     v
 }
 

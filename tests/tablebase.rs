@@ -293,7 +293,8 @@ fn damaged(name: &str, damage: impl Fn(&mut Vec<u8>)) -> Result<TableFile, Table
 #[test]
 fn damaged_files_give_errors_that_name_the_file() {
     let name = "KKvK.official.wdl";
-    let cases: Vec<(&str, Box<dyn Fn(&mut Vec<u8>)>)> = vec![
+    type Damage = Box<dyn Fn(&mut Vec<u8>)>;
+    let cases: Vec<(&str, Damage)> = vec![
         ("bad magic", Box::new(|b: &mut Vec<u8>| b[0] = b'X')),
         ("header checksum", Box::new(|b: &mut Vec<u8>| b[30] ^= 1)),
         ("version", Box::new(|b: &mut Vec<u8>| b[8] = 9)),
