@@ -26,8 +26,33 @@ pub const INDEX_VERSION: u16 = 1;
 pub const HEADER_LEN: usize = 88;
 /// zstd level: high enough that long runs of equal values cost almost nothing.
 const COMPRESSION_LEVEL: i32 = 12;
-/// States per compressed block.
-pub const DEFAULT_BLOCK_STATES: u32 = 32 * 1024;
+/// States per compressed block of a WDL table (4 KiB of packed values: a probe
+/// decompresses little).
+pub const WDL_BLOCK_STATES: u32 = 16 * 1024;
+/// States per compressed block of a DTW table.
+pub const DTW_BLOCK_STATES: u32 = 8 * 1024;
+
+/// Value encoding: four 2-bit values per byte, state `i` in bits `2*(i%4)..`.
+pub const PACKED_2BIT: u8 = 4;
+
+/// Bytes that hold `n` values in `encoding`.
+#[inline]
+fn encoded_len(n: usize, encoding: u8) -> usize {
+    match encoding {
+        PACKED_2BIT => n.div_ceil(4),
+        w => n * w as usize,
+    }
+}
+
+/// Value `i` of a decoded block.
+#[inline]
+fn decode_at(buf: &[u8], i: usize, encoding: u8) -> u16 {
+    match encoding {
+        1 => buf[i] as u16,
+        2 => u16::from_le_bytes([buf[2 * i], buf[2 * i + 1]]),
+        _ => ((buf[i / 4] >> (2 * (i % 4))) & 3) as u16,
+    }
+}
 
 /// Which metric a file holds.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -109,7 +134,8 @@ pub struct Header {
     pub material: Material,
     /// Index scheme version.
     pub index_version: u16,
-    /// Bytes per value: 1, or 2 for long DTW.
+    /// Value encoding: 1 (one byte), 2 (two bytes, little-endian; long DTW),
+    /// or 4 (four 2-bit values per byte; WDL).
     pub value_width: u8,
     /// States per block.
     pub block_states: u32,
@@ -245,7 +271,7 @@ impl Header {
                 header.index_version
             )));
         }
-        if !matches!(header.value_width, 1 | 2) || header.block_states == 0 {
+        if !matches!(header.value_width, 1 | 2 | PACKED_2BIT) || header.block_states == 0 {
             return Err(corrupt("bad value width or block size"));
         }
         if header.wins + header.draws + header.losses != header.states {
@@ -285,17 +311,23 @@ pub fn write_table(path: &Path, data: &TableData<'_>) -> Result<Header, TableErr
         path: path.to_path_buf(),
         source,
     };
-    let width: u8 = if data.metric == Metric::Wdl || data.max_value < 256 {
-        1
-    } else {
-        2
+    let (width, block_states) = match data.metric {
+        Metric::Wdl => (PACKED_2BIT, WDL_BLOCK_STATES),
+        Metric::Dtw if data.max_value < 256 => (1, DTW_BLOCK_STATES),
+        Metric::Dtw => (2, DTW_BLOCK_STATES),
     };
-    let block_states = DEFAULT_BLOCK_STATES;
     let encode = |chunk: &[u16]| -> Vec<u8> {
-        if width == 1 {
-            chunk.iter().map(|&v| v as u8).collect()
-        } else {
-            chunk.iter().flat_map(|v| v.to_le_bytes()).collect()
+        match width {
+            1 => chunk.iter().map(|&v| v as u8).collect(),
+            2 => chunk.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            _ => chunk
+                .chunks(4)
+                .map(|q| {
+                    q.iter()
+                        .enumerate()
+                        .fold(0u8, |b, (i, &v)| b | ((v as u8 & 3) << (2 * i)))
+                })
+                .collect(),
         }
     };
     let n_blocks = data.states.div_ceil(block_states as u64);
@@ -518,7 +550,7 @@ impl TableFile {
         }
         let block = (idx / self.header.block_states as u64) as u32;
         let within = (idx % self.header.block_states as u64) as usize;
-        let width = self.header.value_width as usize;
+        let encoding = self.header.value_width;
         CACHE.with(|cache| {
             let mut cache = cache.borrow_mut();
             let hit = cache
@@ -530,11 +562,7 @@ impl TableFile {
                 None => self.fill(&mut cache, block)?,
             };
             let buf = &cache.slots[slot].2;
-            Ok(if width == 1 {
-                buf[within] as u16
-            } else {
-                u16::from_le_bytes([buf[2 * within], buf[2 * within + 1]])
-            })
+            Ok(decode_at(buf, within, encoding))
         })
     }
 
@@ -545,7 +573,7 @@ impl TableFile {
         };
         let states_here = (self.header.states - block as u64 * self.header.block_states as u64)
             .min(self.header.block_states as u64) as usize;
-        let expect = states_here * self.header.value_width as usize;
+        let expect = encoded_len(states_here, self.header.value_width);
         let (start, end) = (
             self.offset(block as usize) as usize,
             self.offset(block as usize + 1) as usize,
@@ -604,7 +632,7 @@ impl TableFile {
         for block in 0..self.header.blocks {
             let states_here = (self.header.states - block as u64 * self.header.block_states as u64)
                 .min(self.header.block_states as u64) as usize;
-            let expect = states_here * self.header.value_width as usize;
+            let expect = encoded_len(states_here, self.header.value_width);
             let (start, end) = (
                 self.offset(block as usize) as usize,
                 self.offset(block as usize + 1) as usize,
@@ -620,14 +648,7 @@ impl TableFile {
                 )));
             }
             sum.update(&buf);
-            if self.header.value_width == 1 {
-                out.extend(buf.iter().map(|&b| b as u16));
-            } else {
-                out.extend(
-                    buf.chunks_exact(2)
-                        .map(|c| u16::from_le_bytes([c[0], c[1]])),
-                );
-            }
+            out.extend((0..states_here).map(|i| decode_at(&buf, i, self.header.value_width)));
         }
         if sum.0 != self.header.values_checksum {
             return Err(corrupt(
