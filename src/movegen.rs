@@ -137,6 +137,32 @@ impl Position {
         }
     }
 
+    /// The ordinary moves of the side to move's kings into `out` (which must be
+    /// large enough); returns how many. Used where no allocation is wanted.
+    pub(crate) fn quiet_king_moves(&self, out: &mut [Move]) -> usize {
+        let empty = !self.occupied();
+        let blocked = self.blocked_king();
+        let mut n = 0;
+        for k in self
+            .kings(self.turn)
+            .squares()
+            .filter(|&k| Some(k) != blocked)
+        {
+            for d in Direction::DIAGONALS {
+                let ray = &RAYS[k.index()][d as usize];
+                for &s in &ray.squares[..ray.len as usize] {
+                    let to = Square::from_index(s as usize);
+                    if !empty.contains(to) {
+                        break;
+                    }
+                    out[n] = Move::quiet(k, to, true, false);
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
     fn count_quiet(&self) -> usize {
         let us = self.turn;
         let empty = !self.occupied();

@@ -222,10 +222,16 @@ impl crate::position::Position {
                             None
                         };
                     }
-                    let all_lost = self
-                        .legal_moves()
-                        .iter()
-                        .all(|m| self.play(m).can_capture_legally());
+                    // Without a capture the lone king's moves are ordinary moves; a
+                    // small stack buffer keeps this probe-time check allocation-free.
+                    let mut buf = [crate::moves::Move::quiet(
+                        crate::geometry::Square::from_index(0),
+                        crate::geometry::Square::from_index(0),
+                        true,
+                        false,
+                    ); 17];
+                    let n = self.quiet_king_moves(&mut buf);
+                    let all_lost = buf[..n].iter().all(|m| self.play(m).can_capture_legally());
                     return if all_lost {
                         over(Wdl::Loss, Ending::CornerKings)
                     } else {
