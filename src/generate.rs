@@ -245,19 +245,19 @@ fn advancement(pos: &Position) -> u32 {
 
 /// Slices of the pair in solving order, grouped into batches of at most
 /// `batch_states` states (a batch never splits a slice from its partner).
-fn batches(tables: &[PairTable], batch_states: u64) -> Vec<Vec<Slice>> {
+fn batches(tables: &[&MaterialIndex], batch_states: u64) -> Vec<Vec<Slice>> {
     let symmetric = tables.len() == 1;
-    let t0 = &tables[0];
-    let slices = t0.index.size() / t0.slice_len;
+    let t0 = tables[0];
+    let slices = t0.size() / t0.slice_len();
     let mut groups: Vec<(u32, Vec<Slice>)> = (0..slices)
         .into_par_iter()
         .filter_map(|s| {
-            let p = t0.index.position(s * t0.slice_len);
+            let p = t0.position(s * t0.slice_len());
             let other = if symmetric { 0 } else { 1 };
             // The same men with the other side to move (the index flips it into its table).
             let mut q = p;
             q.turn = Side::Black;
-            let partner = tables[other].index.index(&q) / tables[other].slice_len;
+            let partner = tables[other].index(&q) / tables[other].slice_len();
             let mut parts = vec![Slice { table: 0, slice: s }];
             if symmetric {
                 if partner < s {
@@ -283,7 +283,7 @@ fn batches(tables: &[PairTable], batch_states: u64) -> Vec<Vec<Slice>> {
     let mut current: Vec<Slice> = Vec::new();
     let (mut level, mut states) = (u32::MAX, 0u64);
     for (l, parts) in groups {
-        let n: u64 = parts.iter().map(|p| tables[p.table].slice_len).sum();
+        let n: u64 = parts.iter().map(|p| tables[p.table].slice_len()).sum();
         if !current.is_empty() && (l != level || states + n > batch_states) {
             out.push(std::mem::take(&mut current));
             states = 0;
@@ -542,14 +542,38 @@ pub fn solve_pair(
             source,
         })
     };
+    let indexes: Vec<MaterialIndex> = mats.iter().map(|&x| MaterialIndex::new(x, rules)).collect();
+    let batches = batches(&indexes.iter().collect::<Vec<_>>(), BATCH_STATES);
+    // The marker names the plan it counts batches of, so that work files are
+    // only resumed by a run that solves the same batches in the same order.
+    let mut plan = table::Fnv::default();
+    plan.update(
+        format!(
+            "{} {} {}",
+            table::INDEX_VERSION,
+            BATCH_STATES,
+            batches.len()
+        )
+        .as_bytes(),
+    );
+    for parts in &batches {
+        for p in parts {
+            plan.update(&[p.table as u8]);
+            plan.update(&p.slice.to_le_bytes());
+        }
+        plan.update(b";");
+    }
+    let plan = format!("{:016x}", plan.0);
     let marker = work_path(dir, m, rules, "progress");
     let done_batches: usize = std::fs::read_to_string(&marker)
         .ok()
-        .and_then(|t| t.trim().parse().ok())
+        .and_then(|t| {
+            let (n, hash) = t.trim().split_once(' ')?;
+            (hash == plan).then(|| n.parse().ok()).flatten()
+        })
         .unwrap_or(0);
     let mut tables = Vec::new();
-    for &mat in &mats {
-        let index = MaterialIndex::new(mat, rules);
+    for (&mat, index) in mats.iter().zip(indexes) {
         let path = work_path(dir, mat, rules, "work");
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -570,7 +594,6 @@ pub fn solve_pair(
             store,
         });
     }
-    let batches = batches(&tables, BATCH_STATES);
     let skipped: u64 = batches[..done_batches.min(batches.len())]
         .iter()
         .flatten()
@@ -596,7 +619,7 @@ pub fn solve_pair(
                     .flush()
                     .map_err(|e| io(&work_path(dir, t.material, rules, "work"), e))?;
             }
-            std::fs::write(&marker, format!("{}\n", b + 1)).map_err(|e| io(&marker, e))?;
+            std::fs::write(&marker, format!("{} {plan}\n", b + 1)).map_err(|e| io(&marker, e))?;
         }
     }
     let mut out = Vec::new();
