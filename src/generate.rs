@@ -30,6 +30,7 @@
 //!
 //! States are solved in parallel with rayon; per-state working values are atomics.
 
+use crate::bitboard::Bitboard;
 use crate::index::MaterialIndex;
 use crate::material::Material;
 use crate::piece::Side;
@@ -403,8 +404,26 @@ fn solve_batch(
                     let (t, idx) = global(g as u64);
                     let ot = other_table(t);
                     let pos = tables[t].index.position(idx);
+                    // Predecessors come in runs with the same pieces and other
+                    // counters: rank the placement (and find its slice) once per run.
+                    let ix = &tables[ot].index;
+                    let mut run: Option<([Bitboard; 2], Bitboard, u64)> = None;
                     predecessors_of(&pos, Undo::Kings, |p| {
-                        let j = local(ot, tables[ot].index.index(p)) as usize;
+                        let w = p.flip(); // predecessors have the other side to move
+                        let start = match run {
+                            Some((pieces, kings, start))
+                                if pieces == w.pieces && kings == w.kings =>
+                            {
+                                start
+                            }
+                            _ => {
+                                let start = local(ot, ix.placement_base(&w));
+                                run = Some((w.pieces, w.kings, start));
+                                start
+                            }
+                        };
+                        let j = (start + ix.counters_offset(&w)) as usize;
+                        debug_assert_eq!(j as u64, local(ot, ix.index(p)));
                         if work.result[j].load(SeqCst) != 0 {
                             return;
                         }

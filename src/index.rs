@@ -262,6 +262,13 @@ impl MaterialIndex {
     }
 
     fn index_white(&self, pos: &Position) -> u64 {
+        self.placement_base(pos) + self.counters_offset(pos)
+    }
+
+    /// The index of a White-to-move position with every counter at 0: the
+    /// placement part, shared by all counter states of the same pieces.
+    #[inline]
+    pub(crate) fn placement_base(&self, pos: &Position) -> u64 {
         debug_assert_eq!(Material::of(pos), self.material);
         let a = self.material.stm_men as u32;
         let b = self.material.opp_men as u32;
@@ -287,7 +294,14 @@ impl MaterialIndex {
         let placement = self.offsets[j as usize]
             + ((r_back * binom(40, a - j) + r_mid) * binom(45 - (a - j), b) + r_bm) * self.kings
             + kings;
+        placement * self.t_stm * self.t_opp * self.s_size
+    }
 
+    /// The counter part of a White-to-move position's index.
+    #[inline]
+    pub(crate) fn counters_offset(&self, pos: &Position) -> u64 {
+        let wk = pos.kings(Side::White).to_plain();
+        let bk = pos.kings(Side::Black).to_plain();
         let t_of = |side: Side, kings_mask: u64, size: u64| -> u64 {
             match pos.three_move(side) {
                 Some(kc) if size > 1 => {
@@ -314,7 +328,7 @@ impl MaterialIndex {
             },
             Special::Plies => pos.plies() as u64,
         };
-        ((placement * self.t_stm + t_w) * self.t_opp + t_b) * self.s_size + s
+        (t_w * self.t_opp + t_b) * self.s_size + s
     }
 
     /// The White-to-move position with index `idx` (which must be below [`MaterialIndex::size`]).
