@@ -129,7 +129,7 @@ enum Command {
     },
     /// Re-derive every stored value from its successors with the forward move generator.
     #[command(
-        after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n\nExit status 1 if any value or checksum is wrong."
+        after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n  frisian-tb verify --material KMvK --material KvKM\n\nExit status 1 if any value or checksum is wrong."
     )]
     Verify {
         /// Table directory.
@@ -141,6 +141,9 @@ enum Command {
         /// Only tables with at most this many pieces.
         #[arg(long)]
         max_pieces: Option<u32>,
+        /// Only these materials (repeatable), e.g. --material KMvK.
+        #[arg(long)]
+        material: Vec<Material>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -284,8 +287,9 @@ fn run(cli: Cli) -> Result<(), CliError> {
             tables,
             rules,
             max_pieces,
+            material,
             json,
-        } => cmd_verify(&tables, &rules.sets(), max_pieces, json)?,
+        } => cmd_verify(&tables, &rules.sets(), max_pieces, &material, json)?,
         Command::Show { common, fen } => {
             let pos = position(&common, Some(&fen), Start::Initial)?;
             print!("{}", board_diagram(&pos));
@@ -920,6 +924,7 @@ fn cmd_verify(
     dir: &Path,
     rules: &[RuleSet],
     max_pieces: Option<u32>,
+    only: &[Material],
     json: bool,
 ) -> Result<(), CliError> {
     let mut checks = Vec::new();
@@ -936,6 +941,7 @@ fn cmd_verify(
             .materials()
             .into_iter()
             .filter(|m| max_pieces.is_none_or(|n| m.pieces() <= n))
+            .filter(|m| only.is_empty() || only.contains(m))
             .collect();
         for m in mats {
             any = true;
