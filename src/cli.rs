@@ -731,19 +731,7 @@ fn update_manifest(
             }
         }
     }
-    let fmt = |st: &TableStats| {
-        format!(
-            "{} {} {} {} {} {} {} {}",
-            st.rules,
-            st.material,
-            st.states,
-            st.wins,
-            st.draws,
-            st.losses,
-            st.longest_win,
-            st.checksum
-        )
-    };
+    let fmt = TableStats::manifest_line;
     for st in written {
         lines.insert(
             (st.rules.clone(), rank(&st.material), st.material.clone()),

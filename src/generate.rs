@@ -681,6 +681,24 @@ pub struct TableStats {
     pub checksum: String,
 }
 
+impl TableStats {
+    /// The table's line in `tables/MANIFEST`:
+    /// `rules material states wins draws losses longest_win checksum`.
+    pub fn manifest_line(&self) -> String {
+        format!(
+            "{} {} {} {} {} {} {} {}",
+            self.rules,
+            self.material,
+            self.states,
+            self.wins,
+            self.draws,
+            self.losses,
+            self.longest_win,
+            self.checksum
+        )
+    }
+}
+
 /// Statistics and the manifest checksum of packed values.
 pub fn stats(material: Material, rules: RuleSet, values: &[u16]) -> TableStats {
     stats_from(material, rules, values.len() as u64, &|start, len| {

@@ -566,18 +566,24 @@ impl TableFile {
         })
     }
 
-    fn fill(&self, cache: &mut BlockCache, block: u32) -> Result<usize, TableError> {
-        let corrupt = |what: String| TableError::Corrupt {
-            path: self.path.clone(),
-            what,
-        };
-        let states_here = (self.header.states - block as u64 * self.header.block_states as u64)
-            .min(self.header.block_states as u64) as usize;
+    /// A block's number of states, decoded size, and compressed byte range.
+    fn block_bounds(&self, block: u32) -> (usize, usize, usize, usize) {
+        let per = self.header.block_states as u64;
+        let states_here = (self.header.states - block as u64 * per).min(per) as usize;
         let expect = encoded_len(states_here, self.header.value_width);
         let (start, end) = (
             self.offset(block as usize) as usize,
             self.offset(block as usize + 1) as usize,
         );
+        (states_here, expect, start, end)
+    }
+
+    fn fill(&self, cache: &mut BlockCache, block: u32) -> Result<usize, TableError> {
+        let corrupt = |what: String| TableError::Corrupt {
+            path: self.path.clone(),
+            what,
+        };
+        let (_, expect, start, end) = self.block_bounds(block);
         let slot = if cache.slots.len() < CACHE_SLOTS {
             cache.slots.push((0, 0, Vec::new()));
             cache.slots.len() - 1
@@ -630,13 +636,7 @@ impl TableFile {
         let mut sum = Fnv::default();
         let mut buf = Vec::new();
         for block in 0..self.header.blocks {
-            let states_here = (self.header.states - block as u64 * self.header.block_states as u64)
-                .min(self.header.block_states as u64) as usize;
-            let expect = encoded_len(states_here, self.header.value_width);
-            let (start, end) = (
-                self.offset(block as usize) as usize,
-                self.offset(block as usize + 1) as usize,
-            );
+            let (states_here, expect, start, end) = self.block_bounds(block);
             buf.clear();
             buf.reserve(expect);
             let n = dec

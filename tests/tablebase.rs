@@ -54,17 +54,7 @@ fn regenerated_tables_match_the_checked_in_manifest() {
         for m in Material::all(3) {
             let values = generate::load_values(tables(), m, rules).unwrap();
             let st = generate::stats(m, rules, &values);
-            written.push(format!(
-                "{} {} {} {} {} {} {} {}",
-                st.rules,
-                st.material,
-                st.states,
-                st.wins,
-                st.draws,
-                st.losses,
-                st.longest_win,
-                st.checksum
-            ));
+            written.push(st.manifest_line());
         }
         for line in written {
             let f: Vec<&str> = line.split_whitespace().collect();
@@ -444,17 +434,7 @@ fn an_interrupted_generation_resumes_where_it_stopped() {
     assert_eq!(written.len(), 2);
     let checked_in = manifest(include_str!("../tables/MANIFEST"));
     for st in written {
-        let line = format!(
-            "{} {} {} {} {} {} {} {}",
-            st.rules,
-            st.material,
-            st.states,
-            st.wins,
-            st.draws,
-            st.losses,
-            st.longest_win,
-            st.checksum
-        );
+        let line = st.manifest_line();
         assert_eq!(
             checked_in.get(&(st.rules.clone(), st.material.clone())),
             Some(&line)
