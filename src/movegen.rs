@@ -119,30 +119,15 @@ impl Position {
                 }
             }
         }
-        let blocked = self.blocked_king();
-        for k in self.kings(us).squares() {
-            if Some(k) == blocked {
-                continue;
-            }
-            for d in Direction::DIAGONALS {
-                let ray = &RAYS[k.index()][d as usize];
-                for &s in &ray.squares[..ray.len as usize] {
-                    let to = Square::from_index(s as usize);
-                    if !empty.contains(to) {
-                        break;
-                    }
-                    out.push(Move::quiet(k, to, true, false));
-                }
-            }
-        }
+        self.for_each_quiet_king_move(|k, to| out.push(Move::quiet(k, to, true, false)));
     }
 
-    /// The ordinary moves of the side to move's kings into `out` (which must be
-    /// large enough); returns how many. Used where no allocation is wanted.
-    pub(crate) fn quiet_king_moves(&self, out: &mut [Move]) -> usize {
+    /// Call `f(from, to)` for every ordinary king move of the side to move,
+    /// leaving out the king the three-move rule blocks.
+    #[inline]
+    fn for_each_quiet_king_move(&self, mut f: impl FnMut(Square, Square)) {
         let empty = !self.occupied();
         let blocked = self.blocked_king();
-        let mut n = 0;
         for k in self
             .kings(self.turn)
             .squares()
@@ -155,11 +140,20 @@ impl Position {
                     if !empty.contains(to) {
                         break;
                     }
-                    out[n] = Move::quiet(k, to, true, false);
-                    n += 1;
+                    f(k, to);
                 }
             }
         }
+    }
+
+    /// The ordinary moves of the side to move's kings into `out` (which must be
+    /// large enough); returns how many. Used where no allocation is wanted.
+    pub(crate) fn quiet_king_moves(&self, out: &mut [Move]) -> usize {
+        let mut n = 0;
+        self.for_each_quiet_king_move(|k, to| {
+            out[n] = Move::quiet(k, to, true, false);
+            n += 1;
+        });
         n
     }
 
