@@ -101,7 +101,16 @@ fn show_draws_the_board_and_counters() {
 
 #[test]
 fn every_command_has_help_with_an_example() {
-    for cmd in ["moves", "perft", "show"] {
+    for cmd in [
+        "moves",
+        "perft",
+        "show",
+        "materials",
+        "generate",
+        "probe",
+        "info",
+        "verify",
+    ] {
         let (code, out, _) = run(&[cmd, "--help"]);
         assert_eq!(code, 0);
         assert!(
@@ -109,4 +118,76 @@ fn every_command_has_help_with_an_example() {
             "{cmd}: {out}"
         );
     }
+}
+
+#[test]
+fn generate_probe_info_and_verify_from_the_command_line() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tables");
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().unwrap();
+    let (code, out, err) = run(&["generate", "--max-pieces", "2", "--out", d, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let written: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(written.as_array().unwrap().len(), 4);
+    assert!(std::fs::read_to_string(dir.join("MANIFEST"))
+        .unwrap()
+        .contains("official KvK 7350 1296 6050 4 1 "));
+    // Again: everything is complete and skipped.
+    let (code, out, _) = run(&["generate", "--max-pieces", "2", "--out", d, "--json"]);
+    assert_eq!((code, out.trim()), (0, "[]"));
+    // Probe: a capture wins in one ply; the JSON gives every move.
+    let (code, out, _) = run(&["probe", "--tables", d, "--json", "W:WK1:BK12"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["wdl"].as_str(), v["dtw"].as_u64()),
+        (Some("win"), Some(1))
+    );
+    assert_eq!(v["moves"][0]["wdl"], "win");
+    // Too many pieces: a clear error.
+    let (code, _, err) = run(&["probe", "--tables", d, "W:WK1,K2:BK12"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("3 pieces") && err.contains("at most 2"),
+        "{err}"
+    );
+    let (code, out, _) = run(&[
+        "info",
+        "--json",
+        dir.join("KvK.official.wdl").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["states"].as_u64(), v["body_checksum"].as_str()),
+        (Some(7350), Some("ok"))
+    );
+    let (code, out, _) = run(&[
+        "verify",
+        "--tables",
+        d,
+        "--rules",
+        "official",
+        "--material",
+        "KvM",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("1 tables checked, 0 failed"), "{out}");
+    // Refused for memory: said, and nothing half-written is left.
+    let small = dir.join("small");
+    let (code, _, err) = run(&[
+        "generate",
+        "--max-pieces",
+        "2",
+        "--out",
+        small.to_str().unwrap(),
+        "--max-memory",
+        "0.000001",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("needs about"), "{err}");
+    assert!(std::fs::read_dir(&small).unwrap().all(|e| {
+        let n = e.unwrap().file_name().to_string_lossy().to_string();
+        !n.ends_with(".wdl") && !n.ends_with(".dtw") && !n.ends_with(".tmp")
+    }));
 }
