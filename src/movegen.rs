@@ -133,16 +133,7 @@ impl Position {
             .squares()
             .filter(|&k| Some(k) != blocked)
         {
-            for d in Direction::DIAGONALS {
-                let ray = &RAYS[k.index()][d as usize];
-                for &s in &ray.squares[..ray.len as usize] {
-                    let to = Square::from_index(s as usize);
-                    if !empty.contains(to) {
-                        break;
-                    }
-                    f(k, to);
-                }
-            }
+            for_each_free_diagonal_square(k, empty, |to| f(k, to));
         }
     }
 
@@ -220,6 +211,27 @@ impl Position {
             gen.king = false;
             gen.empty = !occupied.without(m);
             gen.man_search(m, Bitboard::EMPTY);
+        }
+    }
+}
+
+/// Call `f` with every square a king on `sq` reaches along its diagonals over
+/// empty squares: the squares of an ordinary king move from `sq` (or, read
+/// backwards, the squares an ordinary king move to `sq` can come from).
+#[inline]
+pub(crate) fn for_each_free_diagonal_square(
+    sq: Square,
+    empty: Bitboard,
+    mut f: impl FnMut(Square),
+) {
+    for d in Direction::DIAGONALS {
+        let ray = &RAYS[sq.index()][d as usize];
+        for &s in &ray.squares[..ray.len as usize] {
+            let to = Square::from_index(s as usize);
+            if !empty.contains(to) {
+                break;
+            }
+            f(to);
         }
     }
 }

@@ -19,7 +19,8 @@
 //! Tests check both directions against forward move generation.
 
 use crate::bitboard::Bitboard;
-use crate::geometry::{Direction, Square, RAYS};
+use crate::geometry::{Direction, Square};
+use crate::movegen::for_each_free_diagonal_square;
 use crate::piece::Side;
 use crate::position::Position;
 use crate::rules::{KingCount, RuleSet, SevenMove, THREE_MOVE_LIMIT};
@@ -137,15 +138,6 @@ pub fn predecessors_of(pos: &Position, undo: Undo, mut f: impl FnMut(&Position))
         }
     }
     for to in kings.squares() {
-        for d in Direction::DIAGONALS {
-            let ray = &RAYS[to.index()][d as usize];
-            for &s in &ray.squares[..ray.len as usize] {
-                let from = Square::from_index(s as usize);
-                if !empty.contains(from) {
-                    break;
-                }
-                emit(from, to, true);
-            }
-        }
+        for_each_free_diagonal_square(to, empty, |from| emit(from, to, true));
     }
 }

@@ -25,6 +25,27 @@ fn tables() -> &'static Path {
     })
 }
 
+/// An empty scratch directory of this name in Cargo's temporary directory.
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A scratch directory holding copies of the generated tables whose file names `keep` accepts.
+fn copy_of_tables(name: &str, keep: impl Fn(&str) -> bool) -> PathBuf {
+    let dir = fresh_dir(name);
+    for entry in std::fs::read_dir(tables()).unwrap() {
+        let p = entry.unwrap().path();
+        let file = p.file_name().unwrap().to_string_lossy().to_string();
+        if keep(&file) {
+            std::fs::copy(&p, dir.join(&file)).unwrap();
+        }
+    }
+    dir
+}
+
 fn tablebase(rules: RuleSet) -> Tablebase {
     let mut tb = Tablebase::new(rules);
     assert!(tb.add_directory(tables()).unwrap() > 0);
@@ -240,9 +261,7 @@ fn probe_errors_are_typed() {
         Err(ProbeError::WrongRules { .. })
     ));
     // A directory with one table only: the others are missing.
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tables-partial");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("tables-partial");
     let name = table::file_name("KvK".parse().unwrap(), RuleSet::Official, Metric::Wdl);
     std::fs::copy(tables().join(&name), dir.join(&name)).unwrap();
     let mut tb = Tablebase::new(RuleSet::Official);
@@ -316,9 +335,7 @@ fn damaged_files_give_errors_that_name_the_file() {
 
 #[test]
 fn a_file_under_the_wrong_name_is_refused() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tables-misnamed");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("tables-misnamed");
     std::fs::copy(
         tables().join("KKvK.official.wdl"),
         dir.join("KvKK.official.wdl"),
@@ -335,13 +352,7 @@ fn a_file_under_the_wrong_name_is_refused() {
 #[test]
 fn verify_reports_a_wrong_value() {
     // Rewrite KvM with one value changed (valid checksums): verification must catch it.
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tables-wrong");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    for entry in std::fs::read_dir(tables()).unwrap() {
-        let p = entry.unwrap().path();
-        std::fs::copy(&p, dir.join(p.file_name().unwrap())).unwrap();
-    }
+    let dir = copy_of_tables("tables-wrong", |_| true);
     let m: Material = "KvM".parse().unwrap();
     let mut values = generate::load_values(&dir, m, RuleSet::Official).unwrap();
     let i = values.iter().position(|&v| v >> 14 == 3).unwrap(); // a win
@@ -398,16 +409,9 @@ impl generate::Progress for Abort {
 
 #[test]
 fn an_interrupted_generation_resumes_where_it_stopped() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tables-resume");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    for entry in std::fs::read_dir(tables()).unwrap() {
-        let p = entry.unwrap().path();
-        let name = p.file_name().unwrap().to_string_lossy().to_string();
-        if !name.starts_with("KMvK.official") && !name.starts_with("KvKM.official") {
-            std::fs::copy(&p, dir.join(&name)).unwrap();
-        }
-    }
+    let dir = copy_of_tables("tables-resume", |name| {
+        !name.starts_with("KMvK.official") && !name.starts_with("KvKM.official")
+    });
     let m: Material = "KMvK".parse().unwrap();
     let plan = Plan::material(RuleSet::Official, &dir, m);
     assert_eq!(plan.pending(), vec![m]);
