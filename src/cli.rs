@@ -580,6 +580,21 @@ fn cmd_materials(max_pieces: u32, rules: RuleSet, json: bool) {
     );
 }
 
+/// A progress bar over `total` states (hidden for `--json` output).
+fn progress_bar(total: u64, hidden: bool) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{msg:>10} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} states, ETA {eta}",
+        )
+        .expect("valid template"),
+    );
+    if hidden {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    bar
+}
+
 /// Progress bar for generation.
 struct Bar {
     bar: indicatif::ProgressBar,
@@ -632,16 +647,7 @@ fn cmd_generate(
         .iter()
         .map(|&m| MaterialIndex::new(m, rules).size() * if m == m.flip() { 1 } else { 2 })
         .sum();
-    let bar = indicatif::ProgressBar::new(total);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{msg:>10} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} states, ETA {eta}",
-        )
-        .expect("valid template"),
-    );
-    if json {
-        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
+    let bar = progress_bar(total, json);
     let skipped = plan.materials.len()
         - pending
             .iter()
@@ -934,7 +940,13 @@ fn cmd_verify(
         for m in mats {
             any = true;
             let t = Instant::now();
-            let check = frisian_tb::verify::verify_table(dir, m, r, 5)?;
+            let states = MaterialIndex::new(m, r).size();
+            let bar = progress_bar(states, json);
+            bar.set_message(m.to_string());
+            let check =
+                frisian_tb::verify::verify_table_with_progress(dir, m, r, 5, &|n| bar.inc(n));
+            bar.finish_and_clear();
+            let check = check?;
             if !json {
                 let status = if check.ok() {
                     "ok".to_string()

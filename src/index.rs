@@ -334,13 +334,16 @@ impl MaterialIndex {
     /// The White-to-move position with index `idx` (which must be below [`MaterialIndex::size`]).
     pub fn position(&self, idx: u64) -> Position {
         debug_assert!(idx < self.size);
-        let s = idx % self.s_size;
-        let rest = idx / self.s_size;
-        let t_b = rest % self.t_opp;
-        let rest = rest / self.t_opp;
-        let t_w = rest % self.t_stm;
-        let placement = rest / self.t_stm;
+        let per = self.counters_per_placement();
+        let mut pos = self.placement_position(idx / per);
+        self.set_counters(&mut pos, idx % per);
+        pos
+    }
 
+    /// The White-to-move position of placement `placement` (below
+    /// [`MaterialIndex::placements`]) with every counter at 0: the state with
+    /// index `placement * counters_per_placement()`.
+    pub(crate) fn placement_position(&self, placement: u64) -> Position {
         let a = self.material.stm_men as u32;
         let b = self.material.opp_men as u32;
         let wk_n = self.material.stm_kings as u32;
@@ -368,7 +371,27 @@ impl MaterialIndex {
         let n_bk = binom(free - wk_n, bk_n);
         let wk = unrank(kings / n_bk, wk_n, k_avail);
         let bk = unrank(kings % n_bk, bk_n, k_avail & !wk);
+        let white = Bitboard::from_plain(wm | wk);
+        let black = Bitboard::from_plain(bm | bk);
+        Position {
+            pieces: [white, black],
+            kings: Bitboard::from_plain(wk | bk),
+            turn: Side::White,
+            three: [None, None],
+            seven: None,
+            plies: 0,
+            rules: self.rules,
+        }
+    }
 
+    /// Set the counters of a White-to-move position of this material to
+    /// counter combination `c` (below [`MaterialIndex::counters_per_placement`]),
+    /// the inverse of [`MaterialIndex::counters_offset`].
+    pub(crate) fn set_counters(&self, pos: &mut Position, c: u64) {
+        let s = c % self.s_size;
+        let rest = c / self.s_size;
+        let t_b = rest % self.t_opp;
+        let t_w = rest / self.t_opp;
         let state = |t: u64, kings_mask: u64| -> Option<KingCount> {
             if t == 0 {
                 return None;
@@ -380,7 +403,11 @@ impl MaterialIndex {
                 count,
             })
         };
-        let seven = match self.special {
+        pos.three = [
+            state(t_w, pos.kings(Side::White).to_plain()),
+            state(t_b, pos.kings(Side::Black).to_plain()),
+        ];
+        pos.seven = match self.special {
             Special::Seven { strong } => Some(SevenMove {
                 strong,
                 moves: s as u8,
@@ -395,21 +422,11 @@ impl MaterialIndex {
             }),
             _ => None,
         };
-        let white = Bitboard::from_plain(wm | wk);
-        let black = Bitboard::from_plain(bm | bk);
-        Position {
-            pieces: [white, black],
-            kings: Bitboard::from_plain(wk | bk),
-            turn: Side::White,
-            three: [state(t_w, wk), state(t_b, bk)],
-            seven,
-            plies: if self.special == Special::Plies {
-                s as u8
-            } else {
-                0
-            },
-            rules: self.rules,
-        }
+        pos.plies = if self.special == Special::Plies {
+            s as u8
+        } else {
+            0
+        };
     }
 }
 

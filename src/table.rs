@@ -579,11 +579,6 @@ impl TableFile {
     }
 
     fn fill(&self, cache: &mut BlockCache, block: u32) -> Result<usize, TableError> {
-        let corrupt = |what: String| TableError::Corrupt {
-            path: self.path.clone(),
-            what,
-        };
-        let (_, expect, start, end) = self.block_bounds(block);
         let slot = if cache.slots.len() < CACHE_SLOTS {
             cache.slots.push((0, 0, Vec::new()));
             cache.slots.len() - 1
@@ -592,11 +587,7 @@ impl TableFile {
             cache.next
         };
         if cache.decompressor.is_none() {
-            cache.decompressor =
-                Some(zstd::bulk::Decompressor::new().map_err(|e| TableError::Io {
-                    path: self.path.clone(),
-                    source: e,
-                })?);
+            cache.decompressor = Some(self.decompressor()?);
         }
         let BlockCache {
             decompressor,
@@ -604,56 +595,96 @@ impl TableFile {
             ..
         } = cache;
         slots[slot].0 = 0; // invalid until filled
-        let buf = &mut slots[slot].2;
-        buf.clear();
-        buf.reserve(expect);
-        let n = decompressor
-            .as_mut()
-            .unwrap()
-            .decompress_to_buffer(&self.map[start..end], buf)
-            .map_err(|e| corrupt(format!("block {block} does not decompress: {e}")))?;
-        if n != expect {
-            return Err(corrupt(format!(
-                "block {block} holds {n} bytes, expected {expect}"
-            )));
-        }
+        self.decode_block(decompressor.as_mut().unwrap(), block, &mut slots[slot].2)?;
         slots[slot].0 = self.id;
         slots[slot].1 = block;
         Ok(slot)
     }
 
-    /// Decode every value (for generation and verification).
-    pub fn read_all(&self) -> Result<Vec<u16>, TableError> {
-        let corrupt = |what: String| TableError::Corrupt {
+    /// Decode one block into `buf` (cleared first), checking its length.
+    fn decode_block(
+        &self,
+        dec: &mut zstd::bulk::Decompressor<'static>,
+        block: u32,
+        buf: &mut Vec<u8>,
+    ) -> Result<usize, TableError> {
+        let (states_here, expect, start, end) = self.block_bounds(block);
+        buf.clear();
+        buf.reserve(expect);
+        let n = dec
+            .decompress_to_buffer(&self.map[start..end], buf)
+            .map_err(|e| self.corrupt(format!("block {block} does not decompress: {e}")))?;
+        if n != expect {
+            return Err(self.corrupt(format!("block {block} holds {n} bytes, expected {expect}")));
+        }
+        Ok(states_here)
+    }
+
+    fn corrupt(&self, what: String) -> TableError {
+        TableError::Corrupt {
             path: self.path.clone(),
             what,
-        };
-        let mut out = Vec::with_capacity(self.header.states as usize);
-        let mut dec = zstd::bulk::Decompressor::new().map_err(|e| TableError::Io {
+        }
+    }
+
+    fn decompressor(&self) -> Result<zstd::bulk::Decompressor<'static>, TableError> {
+        zstd::bulk::Decompressor::new().map_err(|e| TableError::Io {
             path: self.path.clone(),
             source: e,
-        })?;
+        })
+    }
+
+    /// Decode every block in order, handing each block's values to `f`, and
+    /// check the checksum of the decoded values against the header.
+    pub fn for_each_block(&self, mut f: impl FnMut(&[u16])) -> Result<(), TableError> {
+        let mut dec = self.decompressor()?;
         let mut sum = Fnv::default();
-        let mut buf = Vec::new();
+        let (mut buf, mut values) = (Vec::new(), Vec::new());
         for block in 0..self.header.blocks {
-            let (states_here, expect, start, end) = self.block_bounds(block);
-            buf.clear();
-            buf.reserve(expect);
-            let n = dec
-                .decompress_to_buffer(&self.map[start..end], &mut buf)
-                .map_err(|e| corrupt(format!("block {block} does not decompress: {e}")))?;
-            if n != expect {
-                return Err(corrupt(format!(
-                    "block {block} holds {n} bytes, expected {expect}"
-                )));
-            }
+            let states_here = self.decode_block(&mut dec, block, &mut buf)?;
             sum.update(&buf);
-            out.extend((0..states_here).map(|i| decode_at(&buf, i, self.header.value_width)));
+            values.clear();
+            values.extend((0..states_here).map(|i| decode_at(&buf, i, self.header.value_width)));
+            f(&values);
         }
         if sum.0 != self.header.values_checksum {
-            return Err(corrupt(
-                "checksum of the decoded values does not match the header".into(),
-            ));
+            return Err(
+                self.corrupt("checksum of the decoded values does not match the header".into())
+            );
+        }
+        Ok(())
+    }
+
+    /// Decode every value (for generation and verification).
+    pub fn read_all(&self) -> Result<Vec<u16>, TableError> {
+        let mut out = Vec::with_capacity(self.header.states as usize);
+        self.for_each_block(|v| out.extend_from_slice(v))?;
+        Ok(out)
+    }
+
+    /// Decode the values of states `start..start + len` (without the checksum
+    /// of the whole table; see [`TableFile::for_each_block`]).
+    pub fn read_range(&self, start: u64, len: usize) -> Result<Vec<u16>, TableError> {
+        let end = start + len as u64;
+        if end > self.header.states {
+            return Err(self.corrupt(format!(
+                "states {start}..{end} beyond {} states",
+                self.header.states
+            )));
+        }
+        let per = self.header.block_states as u64;
+        let mut dec = self.decompressor()?;
+        let mut buf = Vec::new();
+        let mut out = Vec::with_capacity(len);
+        if len == 0 {
+            return Ok(out);
+        }
+        for block in (start / per) as u32..=((end - 1) / per) as u32 {
+            let states_here = self.decode_block(&mut dec, block, &mut buf)? as u64;
+            let first = block as u64 * per;
+            let from = start.max(first) - first;
+            let to = end.min(first + states_here) - first;
+            out.extend((from..to).map(|i| decode_at(&buf, i as usize, self.header.value_width)));
         }
         Ok(out)
     }

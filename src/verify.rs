@@ -7,14 +7,15 @@
 //! games must hold their adjudicated value. File checksums and the header's
 //! statistics are checked too.
 
-use crate::generate::{load_values, stats, successor_materials, GenerateError, Value};
+use crate::generate::{load_values, successor_materials, GenerateError, Value};
 use crate::index::MaterialIndex;
 use crate::material::Material;
+use crate::moves::MoveList;
+use crate::piece::Side;
 use crate::position::Position;
 use crate::rules::{RuleSet, Wdl};
 use crate::table::{self, Metric, TableFile};
 use rayon::prelude::*;
-use std::collections::HashMap;
 use std::path::Path;
 
 /// One state whose stored value is wrong.
@@ -54,29 +55,81 @@ impl TableCheck {
     }
 }
 
-/// Packed values of the tables a material's successors live in, loaded on demand.
+/// Decoded values of the tables a material's successors live in. There are
+/// only a handful, so a linear search beats hashing.
 struct Values {
-    dir: std::path::PathBuf,
-    rules: RuleSet,
-    tables: HashMap<Material, (MaterialIndex, Vec<u16>)>,
+    tables: Vec<(Material, MaterialIndex, Vec<u16>)>,
 }
 
 impl Values {
-    fn ensure(&mut self, m: Material) -> Result<(), GenerateError> {
-        if !self.tables.contains_key(&m) {
-            let v = load_values(&self.dir, m, self.rules)?;
-            self.tables
-                .insert(m, (MaterialIndex::new(m, self.rules), v));
+    fn load(dir: &Path, rules: RuleSet, mats: &[Material]) -> Result<Values, GenerateError> {
+        let mut tables: Vec<(Material, MaterialIndex, Vec<u16>)> = Vec::new();
+        for &m in mats {
+            if !tables.iter().any(|t| t.0 == m) {
+                let v = load_values(dir, m, rules)?;
+                tables.push((m, MaterialIndex::new(m, rules), v));
+            }
         }
-        Ok(())
+        Ok(Values { tables })
     }
 
-    fn value(&self, pos: &Position) -> Value {
-        if let Some(o) = pos.outcome() {
-            return Value { wdl: o.wdl, dtw: 0 };
+    /// The stored value of a position that is not over.
+    #[inline]
+    fn value(&self, pos: &Position, cache: &mut PlacementCache) -> Value {
+        // Index the White-to-move form; its placement part is cached, since the
+        // states of one placement (they differ in counters only) are verified
+        // one after the other and share their successors' placements.
+        let w = if pos.turn() == Side::White {
+            *pos
+        } else {
+            pos.flip()
+        };
+        let key = [
+            w.pieces(Side::White).0,
+            w.pieces(Side::Black).0,
+            w.kings(Side::White).0 | w.kings(Side::Black).0,
+        ];
+        let slot = cache.slot(&key);
+        let (table, base) = match cache.entries[slot] {
+            Some((k, t, b)) if k == key => (t, b),
+            _ => {
+                let m = Material::of(&w);
+                let t = self
+                    .tables
+                    .iter()
+                    .position(|x| x.0 == m)
+                    .expect("every successor table is loaded");
+                let b = self.tables[t].1.placement_base(&w);
+                cache.entries[slot] = Some((key, t, b));
+                (t, b)
+            }
+        };
+        let (_, ix, v) = &self.tables[table];
+        unpack(v[(base + ix.counters_offset(&w)) as usize])
+    }
+}
+
+/// A direct-mapped cache from a placement (White to move) to its table and the
+/// index of its states with every counter at 0.
+struct PlacementCache {
+    entries: Vec<Option<([u64; 3], usize, u64)>>,
+}
+
+impl PlacementCache {
+    const SLOTS: usize = 1024;
+
+    fn new() -> PlacementCache {
+        PlacementCache {
+            entries: vec![None; Self::SLOTS],
         }
-        let (ix, v) = &self.tables[&Material::of(pos)];
-        unpack(v[ix.index(pos) as usize])
+    }
+
+    #[inline]
+    fn slot(&self, key: &[u64; 3]) -> usize {
+        let h = (key[0].wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            ^ (key[1].wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
+            ^ (key[2].wrapping_mul(0x1656_67B1_9E37_79F9));
+        (h >> 54) as usize % Self::SLOTS
     }
 }
 
@@ -85,13 +138,23 @@ fn unpack(v: u16) -> Value {
 }
 
 /// The value of `pos` from its successors' values.
-fn derive(pos: &Position, values: &Values) -> Value {
+fn derive(
+    pos: &Position,
+    values: &Values,
+    moves: &mut MoveList,
+    cache: &mut PlacementCache,
+) -> Value {
     if let Some(o) = pos.outcome() {
         return Value { wdl: o.wdl, dtw: 0 };
     }
     let (mut win, mut draw, mut longest) = (None::<u16>, false, 0u16);
-    for mv in pos.legal_moves() {
-        let v = values.value(&pos.play(&mv));
+    pos.generate_moves(moves);
+    for mv in moves.iter() {
+        let next = pos.play(mv);
+        let v = match next.outcome() {
+            Some(o) => Value { wdl: o.wdl, dtw: 0 },
+            None => values.value(&next, cache),
+        };
         match v.wdl {
             Wdl::Loss => win = Some(win.map_or(v.dtw + 1, |w| w.min(v.dtw + 1))),
             Wdl::Draw => draw = true,
@@ -128,67 +191,136 @@ pub fn verify_table(
     rules: RuleSet,
     keep: usize,
 ) -> Result<TableCheck, GenerateError> {
+    verify_table_with_progress(dir, material, rules, keep, &|_| {})
+}
+
+/// States verified per step: the table's own values are decoded one step at a
+/// time, so its size does not add to the memory needed.
+const STEP: u64 = 1 << 24;
+
+/// [`verify_table`], reporting the number of states checked as it goes.
+///
+/// Memory: the decoded values (2 bytes per state) of the colour flip, which the
+/// ordinary moves lead to, and of the tables captures and promotions lead to.
+pub fn verify_table_with_progress(
+    dir: &Path,
+    material: Material,
+    rules: RuleSet,
+    keep: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<TableCheck, GenerateError> {
     let mut file_errors = Vec::new();
+    let mut files = Vec::new();
     for metric in [Metric::Wdl, Metric::Dtw] {
         let path = dir.join(table::file_name(material, rules, metric));
+        if !path.exists() {
+            return Err(GenerateError::Missing(table::file_name(
+                material, rules, metric,
+            )));
+        }
         let f = TableFile::open_expecting(&path, material, rules, metric)?;
         if let Err(e) = f.check_body() {
             file_errors.push(e.to_string());
+        } else if let Err(e) = f.for_each_block(|_| {}) {
+            file_errors.push(e.to_string());
         }
+        files.push(f);
     }
-    let mut values = Values {
-        dir: dir.to_path_buf(),
-        rules,
-        tables: HashMap::new(),
-    };
-    values.ensure(material)?;
-    values.ensure(material.flip())?;
-    for s in successor_materials(material) {
-        values.ensure(s)?;
+    if !file_errors.is_empty() {
+        // The values themselves cannot be trusted; report the file problems alone.
+        let ix = MaterialIndex::new(material, rules);
+        return Ok(TableCheck {
+            material: material.to_string(),
+            states: ix.size(),
+            file_errors,
+            mismatches: 0,
+            first_mismatches: Vec::new(),
+        });
     }
-    let (ix, stored) = &values.tables[&material];
+    let mut needed = vec![material.flip()];
+    needed.extend(successor_materials(material));
+    let values = Values::load(dir, rules, &needed)?;
+    let ix = MaterialIndex::new(material, rules);
     let size = ix.size();
-    // Header statistics must match the values.
-    let st = stats(material, rules, stored);
-    let header = TableFile::open(&dir.join(table::file_name(material, rules, Metric::Wdl)))?
-        .header()
-        .clone();
-    if (header.wins, header.draws, header.losses, header.longest_win)
-        != (st.wins, st.draws, st.losses, st.longest_win)
-    {
-        file_errors.push(format!(
-            "header statistics (win {} draw {} loss {} longest {}) differ from the values (win {} draw {} loss {} longest {})",
-            header.wins, header.draws, header.losses, header.longest_win, st.wins, st.draws, st.losses, st.longest_win
-        ));
-    }
+    let per = ix.counters_per_placement();
+    let header = files[0].header().clone();
+
     const CHUNK: u64 = 1 << 14;
-    let found: Vec<(u64, Vec<Mismatch>)> = (0..size.div_ceil(CHUNK))
-        .into_par_iter()
-        .map(|c| {
-            let mut n = 0;
-            let mut first = Vec::new();
-            for i in c * CHUNK..((c + 1) * CHUNK).min(size) {
-                let pos = ix.position(i);
-                let want = derive(&pos, &values);
-                let have = unpack(stored[i as usize]);
-                if want != have {
-                    n += 1;
-                    if first.len() < keep {
-                        first.push(Mismatch {
-                            material: material.to_string(),
-                            index: i,
-                            fen: crate::fen::write(&pos),
-                            stored: show(have),
-                            expected: show(want),
-                        });
+    let (mut mismatches, mut first_mismatches) = (0u64, Vec::new());
+    let (mut w, mut d, mut l, mut longest) = (0u64, 0u64, 0u64, 0u32);
+    for step in (0..size).step_by(STEP as usize) {
+        let len = (size - step).min(STEP) as usize;
+        let wdl = files[0].read_range(step, len)?;
+        let dtw = files[1].read_range(step, len)?;
+        let stored: Vec<Value> = wdl
+            .iter()
+            .zip(&dtw)
+            .map(|(&x, &dtw)| Value {
+                wdl: match x {
+                    0 => Wdl::Loss,
+                    1 => Wdl::Draw,
+                    _ => Wdl::Win,
+                },
+                dtw,
+            })
+            .collect();
+        for v in &stored {
+            match v.wdl {
+                Wdl::Win => {
+                    w += 1;
+                    longest = longest.max(v.dtw as u32);
+                }
+                Wdl::Draw => d += 1,
+                Wdl::Loss => l += 1,
+            }
+        }
+        let found: Vec<(u64, Vec<Mismatch>)> = stored
+            .par_chunks(CHUNK as usize)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let (mut n, mut first) = (0, Vec::new());
+                let mut moves = MoveList::new();
+                let mut cache = PlacementCache::new();
+                let mut placement = u64::MAX;
+                let mut pos = ix.placement_position(0);
+                for (k, &have) in chunk.iter().enumerate() {
+                    let i = step + c as u64 * CHUNK + k as u64;
+                    if i / per != placement {
+                        placement = i / per;
+                        pos = ix.placement_position(placement);
+                    }
+                    ix.set_counters(&mut pos, i % per);
+                    let want = derive(&pos, &values, &mut moves, &mut cache);
+                    if want != have {
+                        n += 1;
+                        if first.len() < keep {
+                            first.push(Mismatch {
+                                material: material.to_string(),
+                                index: i,
+                                fen: crate::fen::write(&pos),
+                                stored: show(have),
+                                expected: show(want),
+                            });
+                        }
                     }
                 }
-            }
-            (n, first)
-        })
-        .collect();
-    let mismatches = found.iter().map(|(n, _)| n).sum();
-    let first_mismatches = found.into_iter().flat_map(|(_, v)| v).take(keep).collect();
+                progress(chunk.len() as u64);
+                (n, first)
+            })
+            .collect();
+        for (n, first) in found {
+            mismatches += n;
+            let room = keep - first_mismatches.len().min(keep);
+            first_mismatches.extend(first.into_iter().take(room));
+        }
+    }
+    // Header statistics must match the values.
+    if (header.wins, header.draws, header.losses, header.longest_win) != (w, d, l, longest) {
+        file_errors.push(format!(
+            "header statistics (win {} draw {} loss {} longest {}) differ from the values (win {w} draw {d} loss {l} longest {longest})",
+            header.wins, header.draws, header.losses, header.longest_win
+        ));
+    }
     Ok(TableCheck {
         material: material.to_string(),
         states: size,

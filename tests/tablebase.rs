@@ -370,6 +370,30 @@ fn verify_reports_a_wrong_value() {
 }
 
 #[test]
+fn verify_reports_a_damaged_body_and_names_the_file() {
+    let dir = copy_of_tables("tables-damaged-body", |_| true);
+    let path = dir.join("KKvK.official.dtw");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n - 3] ^= 0x55;
+    std::fs::write(&path, bytes).unwrap();
+    let m: Material = "KKvK".parse().unwrap();
+    let check = frisian_tb::verify::verify_table(&dir, m, RuleSet::Official, 3).unwrap();
+    assert!(!check.ok());
+    assert!(
+        check
+            .file_errors
+            .iter()
+            .any(|e| e.contains("KKvK.official.dtw")),
+        "{:?}",
+        check.file_errors
+    );
+    // Verifying the flip reads the damaged table for its successors: an error naming it.
+    let e = frisian_tb::verify::verify_table(&dir, m.flip(), RuleSet::Official, 3).unwrap_err();
+    assert!(e.to_string().contains("KKvK.official.dtw"), "{e}");
+}
+
+#[test]
 fn generation_resumes_by_skipping_complete_tables() {
     let plan = Plan::all(RuleSet::Official, tables(), 3);
     assert!(plan.pending().is_empty());
