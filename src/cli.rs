@@ -580,35 +580,71 @@ fn cmd_materials(max_pieces: u32, rules: RuleSet, json: bool) {
     );
 }
 
-/// A progress bar over `total` states (hidden for `--json` output).
-fn progress_bar(total: u64, hidden: bool) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::new(total);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{msg:>10} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} states, ETA {eta}",
-        )
-        .expect("valid template"),
-    );
-    if hidden {
-        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+/// Progress over a number of states: a bar with ETA on a terminal; when
+/// stderr is not a terminal (a run in the background, output to a log), a
+/// plain line every minute instead. Nothing for `--json` output.
+struct Meter {
+    bar: indicatif::ProgressBar,
+    /// When the last log line was written, if logging lines.
+    log: Option<std::sync::Mutex<Instant>>,
+}
+
+impl Meter {
+    fn new(total: u64, json: bool) -> Meter {
+        use std::io::IsTerminal;
+        let bar = indicatif::ProgressBar::new(total);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{msg:>10} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} states, ETA {eta}",
+            )
+            .expect("valid template"),
+        );
+        let terminal = std::io::stderr().is_terminal();
+        if json || !terminal {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+        }
+        let log = (!json && !terminal).then(|| std::sync::Mutex::new(Instant::now()));
+        Meter { bar, log }
     }
-    bar
+
+    fn inc(&self, n: u64) {
+        self.bar.inc(n);
+        if let Some(last) = &self.log {
+            let mut last = last.lock().unwrap();
+            if last.elapsed().as_secs() >= 60 {
+                *last = Instant::now();
+                let (pos, len) = (self.bar.position(), self.bar.length().unwrap_or(0));
+                eprintln!(
+                    "{}: {pos}/{len} states ({:.1}%), {} s elapsed, ETA {} s",
+                    self.bar.message(),
+                    100.0 * pos as f64 / len.max(1) as f64,
+                    self.bar.elapsed().as_secs(),
+                    self.bar.eta().as_secs()
+                );
+            }
+        }
+    }
+
+    /// Print a line without breaking the bar.
+    fn println(&self, line: String) {
+        self.bar.println(line);
+    }
 }
 
 /// Progress bar for generation.
 struct Bar {
-    bar: indicatif::ProgressBar,
+    bar: Meter,
     quiet: bool,
     refused: std::sync::Mutex<Vec<String>>,
 }
 
 impl generate::Progress for Bar {
     fn refused(&self, why: &generate::GenerateError) {
-        self.bar.suspend(|| eprintln!("skipped: {why}"));
+        self.bar.bar.suspend(|| eprintln!("skipped: {why}"));
         self.refused.lock().unwrap().push(why.to_string());
     }
     fn start(&self, material: Material, _states: u64) {
-        self.bar.set_message(material.to_string());
+        self.bar.bar.set_message(material.to_string());
     }
     fn advance(&self, states: u64) {
         self.bar.inc(states);
@@ -621,11 +657,7 @@ impl generate::Progress for Bar {
         if self.quiet {
             return;
         }
-        if self.bar.is_hidden() {
-            eprintln!("{line}");
-        } else {
-            self.bar.println(line);
-        }
+        self.bar.println(line);
     }
 }
 
@@ -647,7 +679,7 @@ fn cmd_generate(
         .iter()
         .map(|&m| MaterialIndex::new(m, rules).size() * if m == m.flip() { 1 } else { 2 })
         .sum();
-    let bar = progress_bar(total, json);
+    let meter = Meter::new(total, json);
     let skipped = plan.materials.len()
         - pending
             .iter()
@@ -664,12 +696,12 @@ fn cmd_generate(
     }
     let t = Instant::now();
     let progress = Bar {
-        bar: bar.clone(),
+        bar: meter,
         quiet: json,
         refused: Default::default(),
     };
     let written = generate::run(&plan, &progress);
-    bar.finish_and_clear();
+    progress.bar.bar.finish_and_clear();
     let refused = progress.refused.into_inner().unwrap();
     // The manifest lists every complete table of the plan, even after a failure.
     let complete: Vec<Material> = plan
@@ -941,11 +973,11 @@ fn cmd_verify(
             any = true;
             let t = Instant::now();
             let states = MaterialIndex::new(m, r).size();
-            let bar = progress_bar(states, json);
-            bar.set_message(m.to_string());
+            let bar = Meter::new(states, json);
+            bar.bar.set_message(m.to_string());
             let check =
                 frisian_tb::verify::verify_table_with_progress(dir, m, r, 5, &|n| bar.inc(n));
-            bar.finish_and_clear();
+            bar.bar.finish_and_clear();
             let check = check?;
             if !json {
                 let status = if check.ok() {

@@ -30,9 +30,10 @@
 //!
 //! States are solved in parallel with rayon; per-state working values are atomics.
 
-use crate::bitboard::Bitboard;
-use crate::index::MaterialIndex;
+use crate::geometry::Square;
+use crate::index::{MaterialIndex, PlacementCache};
 use crate::material::Material;
+use crate::moves::{Move, MoveList};
 use crate::piece::Side;
 use crate::position::Position;
 use crate::retro::{predecessors_of, Undo};
@@ -107,20 +108,43 @@ pub enum GenerateError {
 }
 
 /// The decoded values of finished tables, for reading the results of
-/// captures and promotions.
+/// captures and promotions. There are only a handful, so a linear search
+/// beats hashing.
 pub struct Solved {
-    tables: HashMap<Material, Arc<(MaterialIndex, Vec<u16>)>, FastMap>,
+    tables: Vec<(Material, SolvedTable)>,
 }
 
+/// A finished table's index and packed values.
+type SolvedTable = Arc<(MaterialIndex, Vec<u16>)>;
+
 impl Solved {
-    fn value(&self, pos: &Position) -> Value {
+    fn value(&self, pos: &Position, cache: &mut PlacementCache) -> Value {
         if let Some(o) = pos.outcome() {
             return Value { wdl: o.wdl, dtw: 0 };
         }
-        let m = Material::of(pos);
-        let (ix, values) = &*self.tables[&m];
-        Value::unpack(values[ix.index(pos) as usize])
+        let w = white_to_move(pos);
+        let (t, base) = cache.get(&w, || {
+            let m = Material::of(&w);
+            let t = self
+                .tables
+                .iter()
+                .position(|x| x.0 == m)
+                .expect("the tables of every capture and promotion are loaded");
+            (t as u32, self.tables[t].1 .0.placement_base(&w))
+        });
+        let (ix, values) = &*self.tables[t as usize].1;
+        Value::unpack(values[(base + ix.counters_offset(&w)) as usize])
             .expect("finished tables hold only known values")
+    }
+}
+
+/// The position, or its colour flip if Black is to move (how states are indexed).
+#[inline]
+fn white_to_move(pos: &Position) -> Position {
+    if pos.turn() == Side::White {
+        *pos
+    } else {
+        pos.flip()
     }
 }
 
@@ -345,17 +369,33 @@ fn solve_batch(
         .into_par_iter()
         .map(|c| {
             let mut out = Vec::new();
-            let mut moves = Vec::new();
+            let mut scratch = InitScratch {
+                placement: None,
+                pos: tables[0].index.placement_position(0),
+                moves: Vec::new(),
+                solved_cache: PlacementCache::new(),
+                next_cache: PlacementCache::new(),
+            };
             for g in c * CHUNK..((c + 1) * CHUNK).min(total) {
                 let (t, idx) = global(g);
-                let pos = tables[t].index.position(idx);
+                let ix = &tables[t].index;
+                let per = ix.counters_per_placement();
+                // States of one placement differ only in counters: generate
+                // the moves once per placement.
+                if scratch.placement != Some((t, idx / per)) {
+                    scratch.placement = Some((t, idx / per));
+                    scratch.pos = ix.placement_position(idx / per);
+                    scratch.pos.generate_moves(&mut scratch.moves);
+                }
+                let mut pos = scratch.pos;
+                ix.set_counters(&mut pos, idx % per);
                 init_state(
                     &work,
                     g,
                     &pos,
                     &tables[other_table(t)],
                     solved,
-                    &mut moves,
+                    &mut scratch,
                     &mut out,
                 );
             }
@@ -385,6 +425,8 @@ fn solve_batch(
             .par_chunks(4096)
             .map(|chunk| {
                 let mut out = Vec::new();
+                let mut cache = PlacementCache::new();
+                let mut last: Option<(usize, u64, Position)> = None;
                 for &e in chunk {
                     let win = e & WIN_BIT != 0;
                     let g = (e & !WIN_BIT) as usize;
@@ -403,25 +445,21 @@ fn solve_batch(
                     }
                     let (t, idx) = global(g as u64);
                     let ot = other_table(t);
-                    let pos = tables[t].index.position(idx);
-                    // Predecessors come in runs with the same pieces and other
-                    // counters: rank the placement (and find its slice) once per run.
+                    // Entries of one placement (other counters) often follow each
+                    // other: unrank the placement once for them.
+                    let per = tables[t].index.counters_per_placement();
+                    if last.map(|(lt, lp, _)| (lt, lp)) != Some((t, idx / per)) {
+                        last = Some((t, idx / per, tables[t].index.placement_position(idx / per)));
+                    }
+                    let mut pos = last.unwrap().2;
+                    tables[t].index.set_counters(&mut pos, idx % per);
+                    // Predecessors share placements (they differ in counters), and
+                    // so do those of neighbouring entries: rank each placement (and
+                    // find its place in the batch) once.
                     let ix = &tables[ot].index;
-                    let mut run: Option<([Bitboard; 2], Bitboard, u64)> = None;
                     predecessors_of(&pos, Undo::Kings, |p| {
                         let w = p.flip(); // predecessors have the other side to move
-                        let start = match run {
-                            Some((pieces, kings, start))
-                                if pieces == w.pieces && kings == w.kings =>
-                            {
-                                start
-                            }
-                            _ => {
-                                let start = local(ot, ix.placement_base(&w));
-                                run = Some((w.pieces, w.kings, start));
-                                start
-                            }
-                        };
+                        let (_, start) = cache.get(&w, || (0, local(ot, ix.placement_base(&w))));
                         let j = (start + ix.counters_offset(&w)) as usize;
                         debug_assert_eq!(j as u64, local(ot, ix.index(p)));
                         if work.result[j].load(SeqCst) != 0 {
@@ -466,13 +504,36 @@ fn solve_batch(
         .collect()
 }
 
+/// Per-thread scratch of the initialisation: the current placement (table and
+/// placement number), its position and legal moves with no counters set, and
+/// cached placement indexes of successors.
+struct InitScratch {
+    placement: Option<(usize, u64)>,
+    pos: Position,
+    moves: MoveList,
+    solved_cache: PlacementCache,
+    next_cache: PlacementCache,
+}
+
+/// Whether `m`, legal in a position with no counters set, is still legal when
+/// the three-move rule blocks king `blocked`. Counters change the legal moves
+/// only that way: the blocked king loses its ordinary moves (2h-I); captures,
+/// being compulsory, are unaffected (and the seven-move rule ends the game
+/// rather than restricting moves, see [`Position::outcome`]).
+#[inline]
+fn legal_with_block(m: &Move, blocked: Option<Square>) -> bool {
+    m.is_capture() || !m.is_king_move() || Some(m.from()) != blocked
+}
+
+/// Initialise state `g` (position `pos`); `scratch.moves` holds the legal
+/// moves of its placement with no counters set.
 fn init_state(
     w: &Work,
     g: u64,
     pos: &Position,
     next: &PairTable,
     solved: &Solved,
-    moves: &mut Vec<crate::Move>,
+    scratch: &mut InitScratch,
     out: &mut Vec<(u16, Entry)>,
 ) {
     let gi = g as usize;
@@ -483,15 +544,21 @@ fn init_state(
         }
         return;
     }
-    pos.generate_moves(moves);
+    let blocked = pos.blocked_king();
     let (mut internal, mut best_win, mut longest, mut draw) = (0u32, NO_WIN, 0u16, false);
-    for m in moves.iter() {
+    for m in scratch.moves.iter() {
+        if !legal_with_block(m, blocked) {
+            continue;
+        }
         let v = if m.is_capture() || m.promotes() {
-            solved.value(&pos.play(m))
+            solved.value(&pos.play(m), &mut scratch.solved_cache)
         } else if !m.is_king_move() {
             // A man move: its slice has the men further advanced and is solved already.
-            let child = pos.play(m);
-            let idx = next.index.index(&child);
+            let child = white_to_move(&pos.play(m));
+            let (_, base) = scratch
+                .next_cache
+                .get(&child, || (0, next.index.placement_base(&child)));
+            let idx = base + next.index.counters_offset(&child);
             Value::unpack(next.get(idx)).unwrap_or_else(|| {
                 panic!(
                     "{} -> {}: slice {} not solved",
@@ -983,18 +1050,17 @@ pub fn run(plan: &Plan, progress: &dyn Progress) -> Result<Vec<TableStats>, Gene
                 continue;
             }
         }
-        let mut solved = Solved {
-            tables: HashMap::default(),
-        };
+        let mut solved = Solved { tables: Vec::new() };
         let mut missing = None;
         for s in successor_materials(m)
             .into_iter()
             .chain(successor_materials(m.flip()))
         {
-            if let std::collections::hash_map::Entry::Vacant(e) = solved.tables.entry(s) {
+            if !solved.tables.iter().any(|x| x.0 == s) {
                 match load_values(&plan.dir, s, plan.rules) {
                     Ok(values) => {
-                        e.insert(Arc::new((MaterialIndex::new(s, plan.rules), values)));
+                        let ix = MaterialIndex::new(s, plan.rules);
+                        solved.tables.push((s, Arc::new((ix, values))));
                     }
                     // A table this pair needs was itself refused: skip this pair too.
                     Err(err @ GenerateError::Missing(_)) => {
@@ -1014,4 +1080,44 @@ pub fn run(plan: &Plan, progress: &dyn Progress) -> Result<Vec<TableStats>, Gene
         written.extend(solve_pair(m, plan.rules, &plan.dir, &solved, progress)?);
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The moves of a placement with no counters, filtered for the blocked
+    /// king, are exactly the legal moves of each of its counter states.
+    #[test]
+    fn counters_only_remove_the_blocked_kings_ordinary_moves() {
+        // (material, rules, whether it has three-move states)
+        for (name, rules, three_move) in [
+            ("KMvKM", RuleSet::Official, true),
+            ("KKMvK", RuleSet::Official, true),
+            ("KKvK", RuleSet::Official, false),
+            ("KMvKM", RuleSet::Lidraughts, true),
+        ] {
+            let ix = MaterialIndex::new(name.parse().unwrap(), rules);
+            let per = ix.counters_per_placement();
+            let mut checked_blocked = 0;
+            for placement in (0..ix.placements()).step_by(97) {
+                let base = ix.placement_position(placement);
+                let base_moves = base.legal_moves();
+                for c in 0..per {
+                    let mut pos = base;
+                    ix.set_counters(&mut pos, c);
+                    assert_eq!(pos, ix.position(placement * per + c));
+                    let blocked = pos.blocked_king();
+                    checked_blocked += usize::from(blocked.is_some());
+                    let filtered: Vec<Move> = base_moves
+                        .iter()
+                        .filter(|m| legal_with_block(m, blocked))
+                        .cloned()
+                        .collect();
+                    assert_eq!(filtered, pos.legal_moves(), "{}", crate::fen::write(&pos));
+                }
+            }
+            assert_eq!(checked_blocked > 0, three_move, "{name}");
+        }
+    }
 }

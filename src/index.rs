@@ -430,6 +430,51 @@ impl MaterialIndex {
     }
 }
 
+/// A direct-mapped cache from a placement to a table number and the index of
+/// its states with every counter at 0 ([`MaterialIndex::placement_base`]).
+///
+/// States that differ only in counters sit side by side and share the
+/// placements of their successors, so ranking each placement once and reusing
+/// it for the following states saves most of the ranking work. Keys are the
+/// pieces of the White-to-move form, which determine the material.
+pub(crate) struct PlacementCache {
+    entries: Vec<([u64; 3], u32, u64)>,
+}
+
+impl PlacementCache {
+    const SLOTS: usize = 1024;
+    /// No placement has White and Black pieces on the same squares.
+    const EMPTY: [u64; 3] = [u64::MAX; 3];
+
+    pub(crate) fn new() -> PlacementCache {
+        PlacementCache {
+            entries: vec![(Self::EMPTY, 0, 0); Self::SLOTS],
+        }
+    }
+
+    /// The table number and placement base of White-to-move `w`, computed by
+    /// `compute` when not cached.
+    #[inline]
+    pub(crate) fn get(&mut self, w: &Position, compute: impl FnOnce() -> (u32, u64)) -> (u32, u64) {
+        debug_assert_eq!(w.turn(), Side::White);
+        let key = [
+            w.pieces(Side::White).0,
+            w.pieces(Side::Black).0,
+            w.kings(Side::White).0 | w.kings(Side::Black).0,
+        ];
+        let h = key[0].wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ key[1].wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+            ^ key[2].wrapping_mul(0x1656_67B1_9E37_79F9);
+        let slot = (h >> 54) as usize % Self::SLOTS;
+        let e = &mut self.entries[slot];
+        if e.0 != key {
+            let (t, b) = compute();
+            *e = (key, t, b);
+        }
+        (e.1, e.2)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@
 //! statistics are checked too.
 
 use crate::generate::{load_values, successor_materials, GenerateError, Value};
-use crate::index::MaterialIndex;
+use crate::index::{MaterialIndex, PlacementCache};
 use crate::material::Material;
 use crate::moves::MoveList;
 use crate::piece::Side;
@@ -76,60 +76,22 @@ impl Values {
     /// The stored value of a position that is not over.
     #[inline]
     fn value(&self, pos: &Position, cache: &mut PlacementCache) -> Value {
-        // Index the White-to-move form; its placement part is cached, since the
-        // states of one placement (they differ in counters only) are verified
-        // one after the other and share their successors' placements.
         let w = if pos.turn() == Side::White {
             *pos
         } else {
             pos.flip()
         };
-        let key = [
-            w.pieces(Side::White).0,
-            w.pieces(Side::Black).0,
-            w.kings(Side::White).0 | w.kings(Side::Black).0,
-        ];
-        let slot = cache.slot(&key);
-        let (table, base) = match cache.entries[slot] {
-            Some((k, t, b)) if k == key => (t, b),
-            _ => {
-                let m = Material::of(&w);
-                let t = self
-                    .tables
-                    .iter()
-                    .position(|x| x.0 == m)
-                    .expect("every successor table is loaded");
-                let b = self.tables[t].1.placement_base(&w);
-                cache.entries[slot] = Some((key, t, b));
-                (t, b)
-            }
-        };
-        let (_, ix, v) = &self.tables[table];
+        let (table, base) = cache.get(&w, || {
+            let m = Material::of(&w);
+            let t = self
+                .tables
+                .iter()
+                .position(|x| x.0 == m)
+                .expect("every successor table is loaded");
+            (t as u32, self.tables[t].1.placement_base(&w))
+        });
+        let (_, ix, v) = &self.tables[table as usize];
         unpack(v[(base + ix.counters_offset(&w)) as usize])
-    }
-}
-
-/// A direct-mapped cache from a placement (White to move) to its table and the
-/// index of its states with every counter at 0.
-struct PlacementCache {
-    entries: Vec<Option<([u64; 3], usize, u64)>>,
-}
-
-impl PlacementCache {
-    const SLOTS: usize = 1024;
-
-    fn new() -> PlacementCache {
-        PlacementCache {
-            entries: vec![None; Self::SLOTS],
-        }
-    }
-
-    #[inline]
-    fn slot(&self, key: &[u64; 3]) -> usize {
-        let h = (key[0].wrapping_mul(0x9E37_79B9_7F4A_7C15))
-            ^ (key[1].wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
-            ^ (key[2].wrapping_mul(0x1656_67B1_9E37_79F9));
-        (h >> 54) as usize % Self::SLOTS
     }
 }
 
