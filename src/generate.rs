@@ -39,7 +39,7 @@ use crate::position::Position;
 use crate::retro::{predecessors_of, Undo};
 use crate::rules::{RuleSet, Wdl};
 use crate::table::{self, Metric, TableData, TableError, TableFile};
-use memmap2::MmapMut;
+use memmap2::{MmapMut, UncheckedAdvice};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -224,6 +224,10 @@ impl Work {
 }
 
 const NO_WIN: u16 = u16::MAX;
+
+/// Stand-in for values a failed read could not deliver (a draw): the tables
+/// written from them are removed and the error reported.
+const NOT_READ: u16 = 2 << 14;
 
 /// A bucket entry: kind (bit 63: 1 = win, 0 = loss) and the state's position in the batch.
 type Entry = u64;
@@ -706,20 +710,53 @@ pub fn solve_pair(
                     .map_err(|e| io(&work_path(dir, t.material, rules, "work"), e))?;
             }
             std::fs::write(&marker, format!("{} {plan}\n", b + 1)).map_err(|e| io(&marker, e))?;
+            for t in &tables {
+                // Safety: no slice of the mapping is borrowed here, and the batch's
+                // values were flushed to the file above; for a shared file mapping
+                // MADV_DONTNEED only unmaps the pages (later reads fault them back
+                // in from the file), so no data is lost. It keeps the resident
+                // size to what one batch touches instead of growing to both work
+                // files.
+                let _ = unsafe { t.store.unchecked_advise(UncheckedAdvice::DontNeed) };
+            }
         }
     }
+    // Read the work files back with positioned reads rather than through the
+    // mappings, so that the pass over them does not make them resident.
+    let materials: Vec<(Material, u64)> = tables
+        .iter()
+        .map(|t| (t.material, t.index.size()))
+        .collect();
+    drop(tables);
     let mut out = Vec::new();
-    for t in &tables {
+    for (mat, states) in materials {
+        let path = work_path(dir, mat, rules, "work");
+        let file = std::fs::File::open(&path).map_err(|e| io(&path, e))?;
+        let failed = std::sync::Mutex::new(None);
         let read = |start: u64, len: usize| {
-            (start..start + len as u64)
-                .map(|i| t.get(i))
+            use std::os::unix::fs::FileExt;
+            let mut bytes = vec![0u8; 2 * len];
+            if let Err(e) = file.read_exact_at(&mut bytes, 2 * start) {
+                failed.lock().unwrap().get_or_insert(e);
+                return vec![NOT_READ; len];
+            }
+            bytes
+                .chunks_exact(2)
+                .map(|b| u16::from_le_bytes([b[0], b[1]]))
                 .collect::<Vec<u16>>()
         };
-        let st = write_tables_from(dir, t.material, rules, t.index.size(), &read)?;
+        let st = write_tables_from(dir, mat, rules, states, &read);
+        if let Some(e) = failed.into_inner().unwrap() {
+            // The tables written from unreadable values are not kept.
+            for metric in [Metric::Wdl, Metric::Dtw] {
+                let _ = std::fs::remove_file(dir.join(table::file_name(mat, rules, metric)));
+            }
+            return Err(io(&path, e));
+        }
+        let st = st?;
         progress.done(&st);
         out.push(st);
     }
-    drop(tables);
     for &mat in &mats {
         let _ = std::fs::remove_file(work_path(dir, mat, rules, "work"));
     }
