@@ -255,14 +255,12 @@ impl MaterialIndex {
     ///
     /// The position's material must be this index's (see [`Material::of`]).
     pub fn index(&self, pos: &Position) -> u64 {
-        if pos.turn() == Side::Black {
-            return self.index_white(&pos.flip());
-        }
-        self.index_white(pos)
-    }
-
-    fn index_white(&self, pos: &Position) -> u64 {
-        self.placement_base(pos) + self.counters_offset(pos)
+        let base = if pos.turn() == Side::Black {
+            self.placement_base(&pos.flip())
+        } else {
+            self.placement_base(pos)
+        };
+        base + self.counters_offset(pos)
     }
 
     /// The index of a White-to-move position with every counter at 0: the
@@ -297,28 +295,36 @@ impl MaterialIndex {
         placement * self.t_stm * self.t_opp * self.s_size
     }
 
-    /// The counter part of a White-to-move position's index.
+    /// The counter part of a position's index. For Black to move it is that
+    /// of the colour flip, computed without flipping: counters are relative to
+    /// the side to move, and the flip reverses the order of the squares.
     #[inline]
     pub(crate) fn counters_offset(&self, pos: &Position) -> u64 {
-        let wk = pos.kings(Side::White).to_plain();
-        let bk = pos.kings(Side::Black).to_plain();
-        let t_of = |side: Side, kings_mask: u64, size: u64| -> u64 {
+        let stm = pos.turn();
+        let t_of = |side: Side, size: u64| -> u64 {
             match pos.three_move(side) {
                 Some(kc) if size > 1 => {
-                    let i = (kings_mask & ((1u64 << kc.square.index()) - 1)).count_ones() as u64;
-                    1 + 3 * i + (kc.count as u64 - 1)
+                    let kings = pos.kings(side).to_plain();
+                    let bit = 1u64 << kc.square.index();
+                    // The king's rank among its side's kings in the White-to-move form.
+                    let before = if stm == Side::White {
+                        kings & (bit - 1)
+                    } else {
+                        kings & !(bit | (bit - 1))
+                    };
+                    1 + 3 * before.count_ones() as u64 + (kc.count as u64 - 1)
                 }
                 _ => 0,
             }
         };
-        let t_w = t_of(Side::White, wk, self.t_stm);
-        let t_b = t_of(Side::Black, bk, self.t_opp);
+        let t_w = t_of(stm, self.t_stm);
+        let t_b = t_of(stm.opponent(), self.t_opp);
         let s = match self.special {
             Special::None => 0,
             Special::Seven { .. } => pos.seven_move().map_or(0, |sm| sm.moves as u64),
             Special::SevenCarried => match pos.seven_move() {
                 Some(sm) if sm.moves >= SEVEN_MOVE_LIMIT => {
-                    if sm.strong == Side::White {
+                    if sm.strong == stm {
                         1
                     } else {
                         2
@@ -436,7 +442,7 @@ impl MaterialIndex {
 /// States that differ only in counters sit side by side and share the
 /// placements of their successors, so ranking each placement once and reusing
 /// it for the following states saves most of the ranking work. Keys are the
-/// pieces of the White-to-move form, which determine the material.
+/// pieces and the side to move, which determine the material.
 pub(crate) struct PlacementCache {
     entries: Vec<([u64; 3], u32, u64)>,
 }
@@ -452,15 +458,19 @@ impl PlacementCache {
         }
     }
 
-    /// The table number and placement base of White-to-move `w`, computed by
-    /// `compute` when not cached.
+    /// The table number and placement base of `pos` (of its White-to-move
+    /// form), computed by `compute` when not cached.
     #[inline]
-    pub(crate) fn get(&mut self, w: &Position, compute: impl FnOnce() -> (u32, u64)) -> (u32, u64) {
-        debug_assert_eq!(w.turn(), Side::White);
+    pub(crate) fn get(
+        &mut self,
+        pos: &Position,
+        compute: impl FnOnce() -> (u32, u64),
+    ) -> (u32, u64) {
+        // Bitboards use bits 0-54: bit 63 can tell the side to move.
         let key = [
-            w.pieces(Side::White).0,
-            w.pieces(Side::Black).0,
-            w.kings(Side::White).0 | w.kings(Side::Black).0,
+            pos.pieces(Side::White).0,
+            pos.pieces(Side::Black).0,
+            pos.kings(Side::White).0 | pos.kings(Side::Black).0 | ((pos.turn() as u64) << 63),
         ];
         let h = key[0].wrapping_mul(0x9E37_79B9_7F4A_7C15)
             ^ key[1].wrapping_mul(0xC2B2_AE3D_27D4_EB4F)

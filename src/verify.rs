@@ -8,9 +8,10 @@
 //! statistics are checked too.
 
 use crate::generate::{load_values, successor_materials, GenerateError, Value};
+use crate::geometry::Square;
 use crate::index::{MaterialIndex, PlacementCache};
 use crate::material::Material;
-use crate::moves::MoveList;
+use crate::moves::{Move, MoveList};
 use crate::piece::Side;
 use crate::position::Position;
 use crate::rules::{RuleSet, Wdl};
@@ -76,12 +77,12 @@ impl Values {
     /// The stored value of a position that is not over.
     #[inline]
     fn value(&self, pos: &Position, cache: &mut PlacementCache) -> Value {
-        let w = if pos.turn() == Side::White {
-            *pos
-        } else {
-            pos.flip()
-        };
-        let (table, base) = cache.get(&w, || {
+        let (table, base) = cache.get(pos, || {
+            let w = if pos.turn() == Side::White {
+                *pos
+            } else {
+                pos.flip()
+            };
             let m = Material::of(&w);
             let t = self
                 .tables
@@ -91,7 +92,7 @@ impl Values {
             (t as u32, self.tables[t].1.placement_base(&w))
         });
         let (_, ix, v) = &self.tables[table as usize];
-        unpack(v[(base + ix.counters_offset(&w)) as usize])
+        unpack(v[(base + ix.counters_offset(pos)) as usize])
     }
 }
 
@@ -100,18 +101,12 @@ fn unpack(v: u16) -> Value {
 }
 
 /// The value of `pos` from its successors' values.
-fn derive(
-    pos: &Position,
-    values: &Values,
-    moves: &mut MoveList,
-    cache: &mut PlacementCache,
-) -> Value {
+fn derive(pos: &Position, values: &Values, moves: &[Move], cache: &mut PlacementCache) -> Value {
     if let Some(o) = pos.outcome() {
         return Value { wdl: o.wdl, dtw: 0 };
     }
     let (mut win, mut draw, mut longest) = (None::<u16>, false, 0u16);
-    pos.generate_moves(moves);
-    for mv in moves.iter() {
+    for mv in moves {
         let next = pos.play(mv);
         let v = match next.outcome() {
             Some(o) => Value { wdl: o.wdl, dtw: 0 },
@@ -241,7 +236,11 @@ pub fn verify_table_with_progress(
             .enumerate()
             .map(|(c, chunk)| {
                 let (mut n, mut first) = (0, Vec::new());
-                let mut moves = MoveList::new();
+                // The legal moves of the current placement, by blocked king: the
+                // move generator reads only the pieces, the side to move and the
+                // king the three-move rule blocks, so states of one placement
+                // with the same blocked king have the same moves.
+                let mut moves: Vec<(Option<Square>, MoveList)> = Vec::new();
                 let mut cache = PlacementCache::new();
                 let mut placement = u64::MAX;
                 let mut pos = ix.placement_position(0);
@@ -250,9 +249,18 @@ pub fn verify_table_with_progress(
                     if i / per != placement {
                         placement = i / per;
                         pos = ix.placement_position(placement);
+                        moves.clear();
                     }
                     ix.set_counters(&mut pos, i % per);
-                    let want = derive(&pos, &values, &mut moves, &mut cache);
+                    let blocked = pos.blocked_king();
+                    let list = match moves.iter().position(|(b, _)| *b == blocked) {
+                        Some(l) => l,
+                        None => {
+                            moves.push((blocked, pos.legal_moves()));
+                            moves.len() - 1
+                        }
+                    };
+                    let want = derive(&pos, &values, &moves[list].1, &mut cache);
                     if want != have {
                         n += 1;
                         if first.len() < keep {
