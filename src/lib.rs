@@ -38,10 +38,14 @@
 //! - [`table`]: the table file format.
 //! - [`probe`]: the tablebase prober.
 //! - [`verify`]: independent verification of tables.
+//! - [`study`]: checking studies (soundness, duals, cooks) and explaining draws.
+//! - [`pdn`]: reading PDN files of games and studies.
+//! - [`diagram`]: SVG board diagrams.
 
 #![warn(missing_docs)]
 
 pub mod bitboard;
+pub mod diagram;
 pub mod fen;
 pub mod generate;
 pub mod geometry;
@@ -49,12 +53,14 @@ pub mod index;
 pub mod material;
 pub mod movegen;
 pub mod moves;
+pub mod pdn;
 pub mod perft;
 pub mod piece;
 pub mod position;
 pub mod probe;
 pub mod retro;
 pub mod rules;
+pub mod study;
 pub mod table;
 pub mod verify;
 

@@ -263,7 +263,7 @@ impl Tablebase {
 }
 
 /// Order moves best first for the side playing them.
-fn sort_key(wdl: Wdl, dtw: Option<u32>) -> (u8, i64) {
+pub(crate) fn sort_key(wdl: Wdl, dtw: Option<u32>) -> (u8, i64) {
     match wdl {
         Wdl::Win => (0, dtw.unwrap_or(0) as i64),
         Wdl::Draw => (1, 0),
