@@ -6,6 +6,7 @@ use frisian_tb::moves::parse_move;
 use frisian_tb::probe::Tablebase;
 use frisian_tb::table::{self as tables_fmt, Metric, TableFile};
 use frisian_tb::{fen, perft, Material, MaterialIndex, Move, Position, RuleSet, Side, Wdl};
+use frisian_tb::{pdn, report, study};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -115,8 +116,47 @@ enum Command {
         /// Print JSON: {"wdl", "dtw", "moves": [{"move", "wdl", "dtw"}]}.
         #[arg(long)]
         json: bool,
+        /// Explain the value: for a draw, every try of the stronger side with the
+        /// defence that holds, and a line of best play to an adjudicated draw.
+        #[arg(long)]
+        explain: bool,
+        /// Plies to search beyond the tables (with --explain), for positions with more pieces.
+        #[arg(long, default_value_t = 6)]
+        search_depth: u32,
         /// Position in FEN.
         fen: String,
+    },
+    /// Check an endgame study: is the claim true, the main line, duals and cooks.
+    #[command(
+        after_help = "Examples:\n  frisian-tb study --claim win 'W:WK18,15:BK39'\n  frisian-tb study --claim win --solution '1. 15-10 39-44 2. 10-4' 'W:WK18,15:BK39'\n  frisian-tb study --claim draw --json 'B:WK18,15:BK37'\n  frisian-tb study --pdn studies.pdn --html report.html\n\nThe claim is for the side to move. In a PDN file the claim comes from the Result tag\n(2-0 White wins, 0-2 Black wins, 1-1 the side to move draws), the position from the FEN\ntag, the solution from the move text; GameType must be 40 (Frisian) when given."
+    )]
+    Study {
+        #[command(flatten)]
+        common: Common,
+        /// Table directory.
+        #[arg(long, default_value = "tables")]
+        tables: PathBuf,
+        /// What the side to move achieves.
+        #[arg(long, value_enum, required_unless_present = "pdn")]
+        claim: Option<ClaimArg>,
+        /// The composer's solution, as PDN move text (move numbers allowed).
+        #[arg(long, value_name = "MOVES")]
+        solution: Option<String>,
+        /// Check every study of a PDN file instead of one FEN.
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["fen", "claim", "solution"])]
+        pdn: Option<PathBuf>,
+        /// Also write a self-contained HTML report with diagrams.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        /// Plies to search beyond the tables, for positions with more pieces.
+        #[arg(long, default_value_t = 6)]
+        search_depth: u32,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Position in FEN.
+        #[arg(required_unless_present = "pdn")]
+        fen: Option<String>,
     },
     /// Print the header and statistics of a table file.
     #[command(after_help = "Examples:\n  frisian-tb info tables/KMvK.official.wdl")]
@@ -150,14 +190,29 @@ enum Command {
     },
     /// Draw the board with its counter state.
     #[command(
-        after_help = "Examples:\n  frisian-tb show 'W:W31-50:B1-20'\n  frisian-tb show 'W:WK45,31:B7:TW45/2'"
+        after_help = "Examples:\n  frisian-tb show 'W:W31-50:B1-20'\n  frisian-tb show 'W:WK45,31:B7:TW45/2'\n  frisian-tb show --svg board.svg --arrow 28x13 'W:W28:B9,18,20,29,38'"
     )]
     Show {
         #[command(flatten)]
         common: Common,
+        /// Write an SVG diagram to this file instead of printing the board.
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
+        /// Draw an arrow for this move (repeatable), with --svg.
+        #[arg(long, value_name = "MOVE", requires = "svg")]
+        arrow: Vec<String>,
         /// Position in FEN.
         fen: String,
     },
+}
+
+/// A study claim for the side to move.
+#[derive(Copy, Clone, ValueEnum)]
+enum ClaimArg {
+    /// The side to move wins.
+    Win,
+    /// The side to move draws.
+    Draw,
 }
 
 #[derive(Args)]
@@ -212,6 +267,8 @@ enum CliError {
     Generate(#[from] frisian_tb::generate::GenerateError),
     #[error(transparent)]
     Table(#[from] frisian_tb::table::TableError),
+    #[error(transparent)]
+    Study(#[from] study::StudyError),
     #[error("{0}")]
     Other(String),
     /// Verification found problems: already reported, exit status 1.
@@ -277,11 +334,57 @@ fn run(cli: Cli) -> Result<(), CliError> {
             common,
             tables,
             json,
+            explain,
+            search_depth,
             fen,
         } => {
             let pos = position(&common, Some(&fen), Start::Initial)?;
-            cmd_probe(&pos, &tables, json)?;
+            if explain {
+                cmd_explain(&pos, &tables, search_depth, json)?;
+            } else {
+                cmd_probe(&pos, &tables, json)?;
+            }
         }
+        Command::Study {
+            common,
+            tables,
+            claim,
+            solution,
+            pdn,
+            html,
+            search_depth,
+            json,
+            fen,
+        } => match pdn {
+            Some(file) => cmd_study_pdn(
+                &file,
+                &tables,
+                common.rules,
+                search_depth,
+                html.as_deref(),
+                json,
+            )?,
+            None => {
+                let pos = position(&common, fen.as_deref(), Start::Initial)?;
+                let goal = match claim.expect("required by clap") {
+                    ClaimArg::Win => study::Goal::Win,
+                    ClaimArg::Draw => study::Goal::Draw,
+                };
+                let claim = study::Claim {
+                    side: pos.turn(),
+                    goal,
+                };
+                cmd_study(
+                    &pos,
+                    claim,
+                    solution.as_deref(),
+                    &tables,
+                    search_depth,
+                    html.as_deref(),
+                    json,
+                )?;
+            }
+        },
         Command::Info { file, json } => cmd_info(&file, json)?,
         Command::Verify {
             tables,
@@ -290,9 +393,27 @@ fn run(cli: Cli) -> Result<(), CliError> {
             material,
             json,
         } => cmd_verify(&tables, &rules.sets(), max_pieces, &material, json)?,
-        Command::Show { common, fen } => {
+        Command::Show {
+            common,
+            svg,
+            arrow,
+            fen,
+        } => {
             let pos = position(&common, Some(&fen), Start::Initial)?;
-            print!("{}", board_diagram(&pos));
+            match svg {
+                Some(file) => {
+                    let legal = pos.legal_moves();
+                    let arrows = arrow
+                        .iter()
+                        .map(|t| {
+                            parse_move(t, &legal)
+                                .map_err(|e| CliError::Other(format!("--arrow: {e}")))
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    write_file(&file, &frisian_tb::diagram::svg(&pos, &arrows))?;
+                }
+                None => print!("{}", board_diagram(&pos)),
+            }
         }
     }
     Ok(())
@@ -1022,5 +1143,204 @@ fn cmd_verify(
     if failed > 0 {
         return Err(CliError::VerifyFailed);
     }
+    Ok(())
+}
+
+/// Write a whole file (to a temporary name, then renamed, so a reader never
+/// sees half of it).
+fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            CliError::Other(format!("cannot write {}: {e}", path.display()))
+        })
+}
+
+fn cmd_explain(pos: &Position, dir: &Path, depth: u32, json: bool) -> Result<(), CliError> {
+    let tb = open_tablebase(dir, pos.rules())?;
+    let oracle = study::Oracle::with_depth(&tb, depth);
+    let e = study::explain(&oracle, pos)?;
+    if json {
+        println!("{}", serde_json::to_string(&e).expect("serialisable"));
+    } else {
+        print!("{}", report::explanation_text(&e));
+    }
+    Ok(())
+}
+
+fn cmd_study(
+    pos: &Position,
+    claim: study::Claim,
+    solution: Option<&str>,
+    dir: &Path,
+    depth: u32,
+    html: Option<&Path>,
+    json: bool,
+) -> Result<(), CliError> {
+    let tb = open_tablebase(dir, pos.rules())?;
+    let oracle = study::Oracle::with_depth(&tb, depth);
+    let moves = solution
+        .map(pdn::move_text)
+        .transpose()
+        .map_err(|e| CliError::Other(format!("--solution: {}", e.message)))?;
+    let r = study::check(&oracle, pos, claim, moves.as_deref())?;
+    if let Some(file) = html {
+        let page = report::studies_html("Study check", &[(fen::write(pos), *pos, r.clone())]);
+        write_file(file, &page)?;
+    }
+    if json {
+        println!("{}", serde_json::to_string(&r).expect("serialisable"));
+    } else {
+        print!("{}", report::study_text(&r));
+    }
+    Ok(())
+}
+
+/// One study of a PDN file: its report, or why it could not be checked.
+#[derive(Serialize)]
+struct PdnStudyJson {
+    game: usize,
+    line: usize,
+    name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    report: Option<study::StudyReport>,
+}
+
+/// The claim a PDN game states: its Result for the side that wins, or a draw
+/// for the side to move.
+fn pdn_claim(game: &pdn::PdnGame, pos: &Position) -> Result<study::Claim, String> {
+    let result = game
+        .tag("Result")
+        .or(game.result.as_deref())
+        .ok_or("no Result tag or result: the stipulation is unknown")?;
+    let (side, goal) = match result {
+        "2-0" | "1-0" => (Side::White, study::Goal::Win),
+        "0-2" | "0-1" => (Side::Black, study::Goal::Win),
+        "1-1" | "1/2-1/2" => (pos.turn(), study::Goal::Draw),
+        other => return Err(format!("result '{other}' states no win or draw")),
+    };
+    Ok(study::Claim { side, goal })
+}
+
+fn cmd_study_pdn(
+    file: &Path,
+    dir: &Path,
+    rules: RuleSet,
+    depth: u32,
+    html: Option<&Path>,
+    json: bool,
+) -> Result<(), CliError> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| CliError::Other(format!("cannot read {}: {e}", file.display())))?;
+    let tb = open_tablebase(dir, rules)?;
+    let mut results = Vec::new();
+    let mut pages = Vec::new();
+    for game in pdn::parse_games(&text) {
+        let game = match game {
+            Ok(g) => g,
+            Err(e) => {
+                results.push(PdnStudyJson {
+                    game: e.game,
+                    line: e.line,
+                    name: format!("game {}", e.game),
+                    error: Some(e.message),
+                    report: None,
+                });
+                continue;
+            }
+        };
+        let name = game
+            .tag("Event")
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("Study {}", game.number));
+        let checked = (|| -> Result<(Position, study::StudyReport), (usize, String)> {
+            if let Some(t) = game.tag("GameType") {
+                if t.split(',').next().map(str::trim) != Some("40") {
+                    return Err((
+                        game.line,
+                        format!("GameType {t} is not Frisian draughts (40)"),
+                    ));
+                }
+            }
+            let fen_text = game
+                .tag("FEN")
+                .ok_or((game.line, "no FEN tag".to_string()))?;
+            let pos =
+                fen::parse(fen_text, rules).map_err(|e| (game.line, format!("FEN tag: {e}")))?;
+            let claim = pdn_claim(&game, &pos).map_err(|e| (game.line, e))?;
+            let moves: Vec<String> = game.moves.iter().map(|m| m.text.clone()).collect();
+            let oracle = study::Oracle::with_depth(&tb, depth);
+            let solution = (!moves.is_empty()).then_some(moves.as_slice());
+            match study::check(&oracle, &pos, claim, solution) {
+                Ok(r) => Ok((pos, r)),
+                Err(e) => {
+                    let line = match &e {
+                        study::StudyError::Solution { ply, .. }
+                        | study::StudyError::GameOver { ply, .. } => game.moves[ply - 1].line,
+                        _ => game.line,
+                    };
+                    Err((line, e.to_string()))
+                }
+            }
+        })();
+        match checked {
+            Ok((pos, r)) => {
+                pages.push((name.clone(), pos, r.clone()));
+                results.push(PdnStudyJson {
+                    game: game.number,
+                    line: game.line,
+                    name,
+                    error: None,
+                    report: Some(r),
+                });
+            }
+            Err((line, message)) => results.push(PdnStudyJson {
+                game: game.number,
+                line,
+                name,
+                error: Some(message),
+                report: None,
+            }),
+        }
+    }
+    let count = |f: &dyn Fn(&study::StudyReport) -> bool| {
+        results
+            .iter()
+            .filter(|r| r.report.as_ref().is_some_and(f))
+            .count()
+    };
+    let sound_unique = count(&|r| r.sound && r.unique);
+    let sound_duals = count(&|r| r.sound && !r.unique);
+    let false_claims = count(&|r| !r.holds);
+    let spoiled = count(&|r| r.holds && !r.sound);
+    let unreadable = results.iter().filter(|r| r.error.is_some()).count();
+    let summary = format!(
+        "{} studies: {sound_unique} sound with a unique solution, {sound_duals} sound with duals, {false_claims} with a false claim, {spoiled} whose solution leaves the claim, {unreadable} not checked",
+        results.len()
+    );
+    if let Some(out) = html {
+        let title = format!("Studies of {}", file.display());
+        write_file(out, &report::studies_html(&title, &pages))?;
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"studies": results, "summary": {"studies": results.len(), "sound_unique": sound_unique, "sound_with_duals": sound_duals, "false_claim": false_claims, "solution_fails": spoiled, "not_checked": unreadable}})
+        );
+        return Ok(());
+    }
+    for r in &results {
+        println!("=== Game {} (line {}): {}", r.game, r.line, r.name);
+        match (&r.report, &r.error) {
+            (Some(rep), _) => println!("{}", report::study_text(rep)),
+            (None, Some(e)) => println!("not checked: {e}\n"),
+            _ => {}
+        }
+    }
+    println!("{summary}");
     Ok(())
 }

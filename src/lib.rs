@@ -41,6 +41,7 @@
 //! - [`study`]: checking studies (soundness, duals, cooks) and explaining draws.
 //! - [`pdn`]: reading PDN files of games and studies.
 //! - [`diagram`]: SVG board diagrams.
+//! - [`report`]: study reports as text and HTML.
 
 #![warn(missing_docs)]
 
@@ -58,6 +59,7 @@ pub mod perft;
 pub mod piece;
 pub mod position;
 pub mod probe;
+pub mod report;
 pub mod retro;
 pub mod rules;
 pub mod study;

@@ -14,7 +14,7 @@
 //! game), so one unreadable game is reported by its number and line and the
 //! others are still read. Move text may hold move numbers (`1.`, `1...`),
 //! comments (`{...}`, `;` to the end of the line), variations (`(...)`, skipped),
-//! NAGs (`$1`) and move marks (`!`, `?`); moves are returned as written, for
+//! NAGs (`$1`), move marks (`!`, `?`) and escape lines (`%`); moves are returned as written, for
 //! the caller to match against the legal moves.
 
 /// A move as written in the move text, with the line it is on.
@@ -92,7 +92,8 @@ fn split_games(text: &str) -> Vec<(usize, Vec<(usize, &str)>)> {
             games.push((i + 1, Vec::new()));
             in_moves = false;
         }
-        if !trimmed.is_empty() && !starts_tag && !in_comment {
+        let comment_line = trimmed.starts_with([';', '%']);
+        if !trimmed.is_empty() && !starts_tag && !in_comment && !comment_line {
             in_moves = true;
         }
         // Track comments spanning lines, so that a '[' inside one does not start a game.
@@ -115,17 +116,22 @@ fn parse_game(number: usize, first: usize, lines: &[(usize, &str)]) -> Result<Pd
         message,
     };
     let mut tags = Vec::new();
+    let mut first = first;
     let mut k = 0;
     // Tag section.
     while k < lines.len() {
         let (n, line) = lines[k];
         let t = line.trim();
-        if t.is_empty() {
+        // Blank lines, and comment and escape lines between tags.
+        if t.is_empty() || t.starts_with([';', '%']) {
             k += 1;
             continue;
         }
         if !t.starts_with('[') {
             break;
+        }
+        if tags.is_empty() {
+            first = n; // the game starts at its first tag, after any comment lines
         }
         let inner = t
             .strip_prefix('[')
@@ -149,6 +155,9 @@ fn parse_game(number: usize, first: usize, lines: &[(usize, &str)]) -> Result<Pd
     let mut depth = 0usize; // variation nesting
     let mut comment_from: Option<usize> = None;
     for &(n, line) in &lines[k..] {
+        if comment_from.is_none() && line.trim_start().starts_with('%') {
+            continue; // an escape line
+        }
         let mut token = String::new();
         let flush = |token: &mut String,
                      moves: &mut Vec<PdnMove>,
@@ -160,7 +169,10 @@ fn parse_game(number: usize, first: usize, lines: &[(usize, &str)]) -> Result<Pd
                 return Ok(());
             }
             if result.is_some() {
-                return Err(err(n, format!("'{t}' after the result {}", result.as_ref().unwrap())));
+                return Err(err(
+                    n,
+                    format!("'{t}' after the result {}", result.as_ref().unwrap()),
+                ));
             }
             if RESULTS.contains(&t.as_str()) {
                 *result = Some(t);
@@ -244,7 +256,15 @@ fn parse_game(number: usize, first: usize, lines: &[(usize, &str)]) -> Result<Pd
 /// The moves of a move text such as `1. 32-28 18-23 2. 28x19`, with move
 /// numbers, comments and marks removed (for `--solution` and `--play`).
 pub fn move_text(text: &str) -> Result<Vec<String>, PdnError> {
-    let game = parse_game(1, 1, &text.lines().enumerate().map(|(i, l)| (i + 1, l)).collect::<Vec<_>>())?;
+    let game = parse_game(
+        1,
+        1,
+        &text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| (i + 1, l))
+            .collect::<Vec<_>>(),
+    )?;
     Ok(game.moves.into_iter().map(|m| m.text).collect())
 }
 

@@ -453,12 +453,19 @@ fn move_number(index: usize, first: Side) -> usize {
 
 /// Best play from `pos` while the value is a win or a loss: the winner
 /// shortest, the loser longest (by DTW), to the end of the game.
-fn best_line(oracle: &Oracle, pos: &Position, claim: Claim) -> Result<(Vec<Ply>, String), StudyError> {
+fn best_line(
+    oracle: &Oracle,
+    pos: &Position,
+    claim: Claim,
+) -> Result<(Vec<Ply>, String), StudyError> {
     let mut line = Vec::new();
     let mut p = *pos;
     while line.len() < MAX_LINE {
         if let Some(o) = p.outcome() {
-            return Ok((line, format!("{} ({} for {})", o.ending.describe(), o.wdl, p.turn())));
+            return Ok((
+                line,
+                format!("{} ({} for {})", o.ending.describe(), o.wdl, p.turn()),
+            ));
         }
         let values = oracle.move_values(&p)?;
         let best = &values[0];
@@ -581,7 +588,11 @@ fn draw_line(
 }
 
 /// The main line of best play from `pos`.
-fn main_line(oracle: &Oracle, pos: &Position, claim: Claim) -> Result<(Vec<Ply>, String), StudyError> {
+fn main_line(
+    oracle: &Oracle,
+    pos: &Position,
+    claim: Claim,
+) -> Result<(Vec<Ply>, String), StudyError> {
     if oracle.value(pos)?.wdl == Wdl::Draw {
         draw_line(oracle, pos, claim, 0, pos.turn())
     } else {
@@ -752,9 +763,7 @@ pub fn check(
         defences.extend(tries(oracle, pos, 1, claim)?);
     }
 
-    let spoiled = solution_check
-        .as_ref()
-        .is_some_and(|s| s.spoiler.is_some());
+    let spoiled = solution_check.as_ref().is_some_and(|s| s.spoiler.is_some());
     Ok(StudyReport {
         fen: fen::write(pos),
         rules: pos.rules().name().to_string(),
