@@ -73,7 +73,7 @@ pub fn svg(pos: &Position, arrows: &[Move]) -> String {
         let (x, y) = centre(sq);
         let _ = writeln!(
             s,
-            r##"<text x="{}" y="{}" font-family="sans-serif" font-size="9" fill="#f3e6d3">{}</text>"##,
+            r##"<text x="{}" y="{}" font-family="DejaVu Sans, Arial, Helvetica, sans-serif" font-size="9" fill="#f3e6d3">{}</text>"##,
             x - CELL / 2 + 2,
             y - CELL / 2 + 10,
             sq.number()

@@ -168,9 +168,15 @@ pub fn study_text(r: &StudyReport) -> String {
     }
     if !r.defences.is_empty() {
         let title = if r.claim.goal == Goal::Draw && r.holds {
-            "Defences that hold against every try of the stronger side"
+            format!(
+                "Every try of {}, with the defence that holds",
+                r.claim.side.opponent()
+            )
         } else {
-            "Every try of the claiming side, with the defence that holds"
+            format!(
+                "Every try of {}, with the defence that holds",
+                r.claim.side
+            )
         };
         let _ = writeln!(s, "\n{title}:");
         defence_rows(&r.defences, &mut s);
