@@ -928,20 +928,35 @@ pub fn load_values(
         }
         Ok(TableFile::open_expecting(&path, material, rules, metric)?)
     };
-    let wdl = open(Metric::Wdl)?.read_all()?;
-    let dtw = open(Metric::Dtw)?.read_all()?;
-    Ok(wdl
-        .iter()
-        .zip(&dtw)
-        .map(|(&w, &d)| {
+    // Decode block by block into one vector (WDL first, then DTW merged in
+    // place): the peak is the packed values alone, not three full copies.
+    let wdl_file = open(Metric::Wdl)?;
+    let dtw_file = open(Metric::Dtw)?;
+    let mut out = Vec::with_capacity(wdl_file.header().states as usize);
+    wdl_file.for_each_block(|block| {
+        out.extend(block.iter().map(|&w| {
             let wdl = match w {
                 0 => Wdl::Loss,
                 1 => Wdl::Draw,
                 _ => Wdl::Win,
             };
-            Value { wdl, dtw: d }.pack()
-        })
-        .collect())
+            Value { wdl, dtw: 0 }.pack()
+        }))
+    })?;
+    let mut at = 0usize;
+    dtw_file.for_each_block(|block| {
+        for (v, &d) in out[at..].iter_mut().zip(block) {
+            *v |= d;
+        }
+        at += block.len();
+    })?;
+    if at != out.len() {
+        return Err(GenerateError::Table(TableError::Corrupt {
+            path: dir.join(table::file_name(material, rules, Metric::Dtw)),
+            what: format!("{at} DTW values for {} WDL values", out.len()),
+        }));
+    }
+    Ok(out)
 }
 
 /// What to generate.

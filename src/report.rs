@@ -173,10 +173,7 @@ pub fn study_text(r: &StudyReport) -> String {
                 r.claim.side.opponent()
             )
         } else {
-            format!(
-                "Every try of {}, with the defence that holds",
-                r.claim.side
-            )
+            format!("Every try of {}, with the defence that holds", r.claim.side)
         };
         let _ = writeln!(s, "\n{title}:");
         defence_rows(&r.defences, &mut s);
