@@ -378,3 +378,44 @@ fn show_svg_writes_the_file() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--arrow"));
 }
+
+#[test]
+fn bad_study_input_gives_clear_errors() {
+    let dir = tables().to_str().unwrap().to_string();
+    let run = |args: &[&str]| {
+        let mut all = vec!["study", "--tables", &dir];
+        all.extend_from_slice(args);
+        let out = frisian_tb_cli(&all);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, err) = run(&[
+        "--claim",
+        "win",
+        "--solution",
+        "1. 21-18",
+        "W:W16,20,21:BK38",
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("solution move 1 (White to move): illegal move '21-18'"),
+        "{err}"
+    );
+    let (code, err) = run(&[
+        "--claim",
+        "win",
+        "--solution",
+        "1. 21-17 banana",
+        "W:W16,20,21:BK38",
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("banana"), "{err}");
+    let (code, err) = run(&["--claim", "win", "W:W16,20,21:BK51"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("column"), "{err}");
+    let (code, err) = run(&["--pdn", "/nonexistent/studies.pdn"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("/nonexistent/studies.pdn"), "{err}");
+}
