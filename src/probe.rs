@@ -245,21 +245,30 @@ impl Tablebase {
     /// Every legal move with its value for the side playing it, best first:
     /// wins (fastest first), draws, losses (slowest first).
     pub fn probe_moves(&self, pos: &Position) -> Result<Vec<MoveValue>, ProbeError> {
-        let mut out = Vec::new();
-        if pos.outcome().is_some() {
-            return Ok(out);
-        }
-        for mv in pos.legal_moves() {
-            let v = self.probe(&pos.play(&mv))?;
-            out.push(MoveValue {
-                mv,
-                wdl: v.wdl.flip(),
-                dtw: v.dtw.map(|d| d + 1),
-            });
-        }
-        out.sort_by_key(|m| sort_key(m.wdl, m.dtw));
-        Ok(out)
+        move_values_by(pos, |p| self.probe(p))
     }
+}
+
+/// Every legal move of `pos` with its value for the side playing it, from
+/// `value` (the value of a position for its side to move), best first.
+pub(crate) fn move_values_by<E>(
+    pos: &Position,
+    mut value: impl FnMut(&Position) -> Result<ProbeValue, E>,
+) -> Result<Vec<MoveValue>, E> {
+    let mut out = Vec::new();
+    if pos.outcome().is_some() {
+        return Ok(out);
+    }
+    for mv in pos.legal_moves() {
+        let v = value(&pos.play(&mv))?;
+        out.push(MoveValue {
+            mv,
+            wdl: v.wdl.flip(),
+            dtw: v.dtw.map(|d| d + 1),
+        });
+    }
+    out.sort_by_key(|m| sort_key(m.wdl, m.dtw));
+    Ok(out)
 }
 
 /// Order moves best first for the side playing them.

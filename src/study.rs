@@ -32,7 +32,7 @@ use crate::material::Material;
 use crate::moves::{parse_move, Move, MoveError};
 use crate::piece::Side;
 use crate::position::Position;
-use crate::probe::{sort_key, MoveValue, ProbeError, ProbeValue, Tablebase};
+use crate::probe::{move_values_by, sort_key, MoveValue, ProbeError, ProbeValue, Tablebase};
 use crate::rules::Wdl;
 use serde::Serialize;
 use std::cell::{Cell, RefCell};
@@ -255,20 +255,7 @@ impl<'a> Oracle<'a> {
     /// Every legal move with its value for the side playing it, best first
     /// (as [`Tablebase::probe_moves`]).
     pub fn move_values(&self, pos: &Position) -> Result<Vec<MoveValue>, StudyError> {
-        let mut out = Vec::new();
-        if pos.outcome().is_some() {
-            return Ok(out);
-        }
-        for mv in pos.legal_moves() {
-            let v = self.value(&pos.play(&mv))?;
-            out.push(MoveValue {
-                mv,
-                wdl: v.wdl.flip(),
-                dtw: v.dtw.map(|d| d + 1),
-            });
-        }
-        out.sort_by_key(|m| sort_key(m.wdl, m.dtw));
-        Ok(out)
+        move_values_by(pos, |p| self.value(p))
     }
 }
 
