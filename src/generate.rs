@@ -45,7 +45,6 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU16, AtomicU8, Ordering::SeqCst};
-use std::sync::Arc;
 
 /// A solved value: result for the side to move and distance to win in plies
 /// (0 for draws and finished games).
@@ -108,32 +107,53 @@ pub enum GenerateError {
 }
 
 /// The decoded values of finished tables, for reading the results of
-/// captures and promotions. There are only a handful, so a linear search
-/// beats hashing.
+/// captures and promotions (and, in [`crate::verify`], of every successor).
+/// There are only a handful, so a linear search beats hashing.
 pub struct Solved {
-    tables: Vec<(Material, SolvedTable)>,
+    tables: Vec<(Material, MaterialIndex, Vec<u16>)>,
 }
 
-/// A finished table's index and packed values.
-type SolvedTable = Arc<(MaterialIndex, Vec<u16>)>;
-
 impl Solved {
+    /// Decode the tables of `mats` (each once) from `dir`.
+    pub(crate) fn load(
+        dir: &Path,
+        rules: RuleSet,
+        mats: &[Material],
+    ) -> Result<Solved, GenerateError> {
+        let mut tables: Vec<(Material, MaterialIndex, Vec<u16>)> = Vec::new();
+        for &m in mats {
+            if !tables.iter().any(|t| t.0 == m) {
+                let values = load_values(dir, m, rules)?;
+                tables.push((m, MaterialIndex::new(m, rules), values));
+            }
+        }
+        Ok(Solved { tables })
+    }
+
+    /// The value of `pos`: adjudicated if the game is over, else stored.
     fn value(&self, pos: &Position, cache: &mut PlacementCache) -> Value {
         if let Some(o) = pos.outcome() {
             return Value { wdl: o.wdl, dtw: 0 };
         }
-        let w = white_to_move(pos);
-        let (t, base) = cache.get(&w, || {
+        self.stored(pos, cache)
+    }
+
+    /// The stored value of a position that is not over. The placement part of
+    /// its index is cached; the counter part is computed without flipping.
+    #[inline]
+    pub(crate) fn stored(&self, pos: &Position, cache: &mut PlacementCache) -> Value {
+        let (t, base) = cache.get(pos, || {
+            let w = white_to_move(pos);
             let m = Material::of(&w);
             let t = self
                 .tables
                 .iter()
                 .position(|x| x.0 == m)
-                .expect("the tables of every capture and promotion are loaded");
-            (t as u32, self.tables[t].1 .0.placement_base(&w))
+                .expect("the table of every successor is loaded");
+            (t as u32, self.tables[t].1.placement_base(&w))
         });
-        let (ix, values) = &*self.tables[t as usize].1;
-        Value::unpack(values[(base + ix.counters_offset(&w)) as usize])
+        let (_, ix, values) = &self.tables[t as usize];
+        Value::unpack(values[(base + ix.counters_offset(pos)) as usize])
             .expect("finished tables hold only known values")
     }
 }
@@ -558,10 +578,10 @@ fn init_state(
             solved.value(&pos.play(m), &mut scratch.solved_cache)
         } else if !m.is_king_move() {
             // A man move: its slice has the men further advanced and is solved already.
-            let child = white_to_move(&pos.play(m));
-            let (_, base) = scratch
-                .next_cache
-                .get(&child, || (0, next.index.placement_base(&child)));
+            let child = pos.play(m);
+            let (_, base) = scratch.next_cache.get(&child, || {
+                (0, next.index.placement_base(&white_to_move(&child)))
+            });
             let idx = base + next.index.counters_offset(&child);
             Value::unpack(next.get(idx)).unwrap_or_else(|| {
                 panic!(
@@ -764,6 +784,29 @@ pub fn solve_pair(
     Ok(out)
 }
 
+/// Win, draw and loss counts and the longest win of a run of values.
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct Counts {
+    pub(crate) wins: u64,
+    pub(crate) draws: u64,
+    pub(crate) losses: u64,
+    pub(crate) longest_win: u32,
+}
+
+impl Counts {
+    #[inline]
+    pub(crate) fn add(&mut self, v: Value) {
+        match v.wdl {
+            Wdl::Win => {
+                self.wins += 1;
+                self.longest_win = self.longest_win.max(v.dtw as u32);
+            }
+            Wdl::Draw => self.draws += 1,
+            Wdl::Loss => self.losses += 1,
+        }
+    }
+}
+
 /// Statistics of a solved table.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct TableStats {
@@ -818,21 +861,14 @@ fn stats_from(
     states: u64,
     read: &(dyn Fn(u64, usize) -> Vec<u16> + Sync),
 ) -> (TableStats, u16) {
-    let (mut w, mut d, mut l, mut longest, mut max_dtw) = (0, 0, 0, 0u32, 0u16);
+    let (mut counts, mut max_dtw) = (Counts::default(), 0u16);
     let mut sum = table::Fnv::default();
     const CHUNK: u64 = 1 << 20;
     for start in (0..states).step_by(CHUNK as usize) {
         let len = (states - start).min(CHUNK) as usize;
         for v in read(start, len) {
             let v = Value::unpack(v).expect("solved");
-            match v.wdl {
-                Wdl::Win => {
-                    w += 1;
-                    longest = longest.max(v.dtw as u32);
-                }
-                Wdl::Draw => d += 1,
-                Wdl::Loss => l += 1,
-            }
+            counts.add(v);
             max_dtw = max_dtw.max(v.dtw);
             let dtw = v.dtw.to_le_bytes();
             sum.update(&[v.wdl as u8, dtw[0], dtw[1]]);
@@ -842,10 +878,10 @@ fn stats_from(
         material: material.to_string(),
         rules: rules.name().to_string(),
         states,
-        wins: w,
-        draws: d,
-        losses: l,
-        longest_win: longest,
+        wins: counts.wins,
+        draws: counts.draws,
+        losses: counts.losses,
+        longest_win: counts.longest_win,
         checksum: format!("{:016x}", sum.0),
     };
     (st, max_dtw)
@@ -1102,31 +1138,17 @@ pub fn run(plan: &Plan, progress: &dyn Progress) -> Result<Vec<TableStats>, Gene
                 continue;
             }
         }
-        let mut solved = Solved { tables: Vec::new() };
-        let mut missing = None;
-        for s in successor_materials(m)
-            .into_iter()
-            .chain(successor_materials(m.flip()))
-        {
-            if !solved.tables.iter().any(|x| x.0 == s) {
-                match load_values(&plan.dir, s, plan.rules) {
-                    Ok(values) => {
-                        let ix = MaterialIndex::new(s, plan.rules);
-                        solved.tables.push((s, Arc::new((ix, values))));
-                    }
-                    // A table this pair needs was itself refused: skip this pair too.
-                    Err(err @ GenerateError::Missing(_)) => {
-                        missing = Some(err);
-                        break;
-                    }
-                    Err(err) => return Err(err),
-                }
+        let mut needed = successor_materials(m);
+        needed.extend(successor_materials(m.flip()));
+        let solved = match Solved::load(&plan.dir, plan.rules, &needed) {
+            Ok(solved) => solved,
+            // A table this pair needs was itself refused: skip this pair too.
+            Err(err @ GenerateError::Missing(_)) => {
+                progress.refused(&err);
+                continue;
             }
-        }
-        if let Some(err) = missing {
-            progress.refused(&err);
-            continue;
-        }
+            Err(err) => return Err(err),
+        };
         let states = MaterialIndex::new(m, plan.rules).size() * if m == m.flip() { 1 } else { 2 };
         progress.start(m, states);
         written.extend(solve_pair(m, plan.rules, &plan.dir, &solved, progress)?);

@@ -7,12 +7,11 @@
 //! games must hold their adjudicated value. File checksums and the header's
 //! statistics are checked too.
 
-use crate::generate::{load_values, successor_materials, GenerateError, Value};
+use crate::generate::{successor_materials, Counts, GenerateError, Solved, Value};
 use crate::geometry::Square;
 use crate::index::{MaterialIndex, PlacementCache};
 use crate::material::Material;
 use crate::moves::{Move, MoveList};
-use crate::piece::Side;
 use crate::position::Position;
 use crate::rules::{RuleSet, Wdl};
 use crate::table::{self, Metric, TableFile};
@@ -56,52 +55,8 @@ impl TableCheck {
     }
 }
 
-/// Decoded values of the tables a material's successors live in. There are
-/// only a handful, so a linear search beats hashing.
-struct Values {
-    tables: Vec<(Material, MaterialIndex, Vec<u16>)>,
-}
-
-impl Values {
-    fn load(dir: &Path, rules: RuleSet, mats: &[Material]) -> Result<Values, GenerateError> {
-        let mut tables: Vec<(Material, MaterialIndex, Vec<u16>)> = Vec::new();
-        for &m in mats {
-            if !tables.iter().any(|t| t.0 == m) {
-                let v = load_values(dir, m, rules)?;
-                tables.push((m, MaterialIndex::new(m, rules), v));
-            }
-        }
-        Ok(Values { tables })
-    }
-
-    /// The stored value of a position that is not over.
-    #[inline]
-    fn value(&self, pos: &Position, cache: &mut PlacementCache) -> Value {
-        let (table, base) = cache.get(pos, || {
-            let w = if pos.turn() == Side::White {
-                *pos
-            } else {
-                pos.flip()
-            };
-            let m = Material::of(&w);
-            let t = self
-                .tables
-                .iter()
-                .position(|x| x.0 == m)
-                .expect("every successor table is loaded");
-            (t as u32, self.tables[t].1.placement_base(&w))
-        });
-        let (_, ix, v) = &self.tables[table as usize];
-        unpack(v[(base + ix.counters_offset(pos)) as usize])
-    }
-}
-
-fn unpack(v: u16) -> Value {
-    Value::unpack(v).expect("finished tables hold only known values")
-}
-
 /// The value of `pos` from its successors' values.
-fn derive(pos: &Position, values: &Values, moves: &[Move], cache: &mut PlacementCache) -> Value {
+fn derive(pos: &Position, values: &Solved, moves: &[Move], cache: &mut PlacementCache) -> Value {
     if let Some(o) = pos.outcome() {
         return Value { wdl: o.wdl, dtw: 0 };
     }
@@ -110,7 +65,7 @@ fn derive(pos: &Position, values: &Values, moves: &[Move], cache: &mut Placement
         let next = pos.play(mv);
         let v = match next.outcome() {
             Some(o) => Value { wdl: o.wdl, dtw: 0 },
-            None => values.value(&next, cache),
+            None => values.stored(&next, cache),
         };
         match v.wdl {
             Wdl::Loss => win = Some(win.map_or(v.dtw + 1, |w| w.min(v.dtw + 1))),
@@ -196,7 +151,7 @@ pub fn verify_table_with_progress(
     }
     let mut needed = vec![material.flip()];
     needed.extend(successor_materials(material));
-    let values = Values::load(dir, rules, &needed)?;
+    let values = Solved::load(dir, rules, &needed)?;
     let ix = MaterialIndex::new(material, rules);
     let size = ix.size();
     let per = ix.counters_per_placement();
@@ -204,7 +159,7 @@ pub fn verify_table_with_progress(
 
     const CHUNK: u64 = 1 << 14;
     let (mut mismatches, mut first_mismatches) = (0u64, Vec::new());
-    let (mut w, mut d, mut l, mut longest) = (0u64, 0u64, 0u64, 0u32);
+    let mut counts = Counts::default();
     for step in (0..size).step_by(STEP as usize) {
         let len = (size - step).min(STEP) as usize;
         let wdl = files[0].read_range(step, len)?;
@@ -221,15 +176,8 @@ pub fn verify_table_with_progress(
                 dtw,
             })
             .collect();
-        for v in &stored {
-            match v.wdl {
-                Wdl::Win => {
-                    w += 1;
-                    longest = longest.max(v.dtw as u32);
-                }
-                Wdl::Draw => d += 1,
-                Wdl::Loss => l += 1,
-            }
+        for &v in &stored {
+            counts.add(v);
         }
         let found: Vec<(u64, Vec<Mismatch>)> = stored
             .par_chunks(CHUNK as usize)
@@ -285,6 +233,12 @@ pub fn verify_table_with_progress(
         }
     }
     // Header statistics must match the values.
+    let Counts {
+        wins: w,
+        draws: d,
+        losses: l,
+        longest_win: longest,
+    } = counts;
     if (header.wins, header.draws, header.losses, header.longest_win) != (w, d, l, longest) {
         file_errors.push(format!(
             "header statistics (win {} draw {} loss {} longest {}) differ from the values (win {w} draw {d} loss {l} longest {longest})",
