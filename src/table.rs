@@ -24,8 +24,10 @@ pub const FORMAT_VERSION: u16 = 1;
 pub const INDEX_VERSION: u16 = 1;
 /// Size of the fixed header in bytes.
 pub const HEADER_LEN: usize = 88;
-/// zstd level: high enough that long runs of equal values cost almost nothing.
-const COMPRESSION_LEVEL: i32 = 12;
+/// zstd level. For inputs of at most 16 KiB (our blocks) zstd switches to its
+/// optimal parser from level 9 up, which costs 10-20 times the time of level 7
+/// for 2-5% smaller tables (measured in BENCHMARKS.md).
+const COMPRESSION_LEVEL: i32 = 7;
 /// States per compressed block of a WDL table (4 KiB of packed values: a probe
 /// decompresses little).
 pub const WDL_BLOCK_STATES: u32 = 16 * 1024;
@@ -349,11 +351,17 @@ pub fn write_table(path: &Path, data: &TableData<'_>) -> Result<Header, TableErr
         }
         let packed: Vec<Vec<u8>> = raw
             .par_iter()
-            .map(|r| {
-                let mut enc = zstd::bulk::Compressor::new(COMPRESSION_LEVEL)?;
-                enc.include_checksum(true)?;
-                enc.compress(r)
-            })
+            .map_init(
+                || {
+                    let mut enc = zstd::bulk::Compressor::new(COMPRESSION_LEVEL)?;
+                    enc.include_checksum(true)?;
+                    Ok::<_, io::Error>(enc)
+                },
+                |enc, r| match enc {
+                    Ok(enc) => enc.compress(r),
+                    Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
+                },
+            )
             .collect::<io::Result<_>>()
             .map_err(io_err)?;
         blocks.extend(packed);
