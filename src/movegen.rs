@@ -239,7 +239,7 @@ pub(crate) fn for_each_free_diagonal_square(
 /// Whether a king on `k` can make a first jump: along each line, the first
 /// occupied square holds an enemy piece and the square behind it is empty.
 #[inline]
-fn king_can_capture(k: Square, enemy: Bitboard, empty: Bitboard) -> bool {
+pub(crate) fn king_can_capture(k: Square, enemy: Bitboard, empty: Bitboard) -> bool {
     let occupied = !empty;
     for d in 0..8 {
         let blockers = RAY_BITS[k.index()][d] & occupied.0;

@@ -20,7 +20,7 @@
 
 use crate::bitboard::Bitboard;
 use crate::geometry::{Direction, Square};
-use crate::movegen::for_each_free_diagonal_square;
+use crate::movegen::{for_each_free_diagonal_square, king_can_capture};
 use crate::piece::Side;
 use crate::position::Position;
 use crate::rules::{KingCount, RuleSet, SevenMove, THREE_MOVE_LIMIT};
@@ -78,7 +78,10 @@ pub fn predecessors_of(pos: &Position, undo: Undo, mut f: impl FnMut(&Position))
         Side::Black => [Direction::UpLeft, Direction::UpRight],
     };
 
-    let mut emit = |from: Square, to: Square, king: bool| {
+    let enemy = pos.pieces(mover.opponent());
+    // `king_alone`: the mover's other pieces cannot capture (see below), so
+    // only the moved king itself, back on `from`, might.
+    let mut emit = |from: Square, to: Square, king: bool, king_alone: bool| {
         let mut p = *pos;
         p.turn = mover;
         p.pieces[mover.index()] = p.pieces[mover.index()].without(to).with(from);
@@ -87,7 +90,12 @@ pub fn predecessors_of(pos: &Position, undo: Undo, mut f: impl FnMut(&Position))
         }
         p.seven = seven;
         p.plies = plies;
-        if p.has_capture() {
+        let capture = if king_alone {
+            king_can_capture(from, enemy, !p.occupied())
+        } else {
+            p.has_capture()
+        };
+        if capture {
             return;
         }
         if !rule_applies {
@@ -132,12 +140,22 @@ pub fn predecessors_of(pos: &Position, undo: Undo, mut f: impl FnMut(&Position))
         for d in back {
             if let Some(from) = to.step(d) {
                 if empty.contains(from) {
-                    emit(from, to, false);
+                    emit(from, to, false, false);
                 }
             }
         }
     }
     for to in kings.squares() {
-        for_each_free_diagonal_square(to, empty, |from| emit(from, to, true));
+        // A piece of one's own can only take captures away (it blocks a path
+        // or a landing square). So when the mover's other pieces cannot capture
+        // with this king off the board, a predecessor has a capture exactly when
+        // the king can capture from its origin: one ray test instead of a
+        // capture test of every piece, for each origin.
+        let mut without = *pos;
+        without.turn = mover;
+        without.pieces[mover.index()] = without.pieces[mover.index()].without(to);
+        without.kings = without.kings.without(to);
+        let king_alone = !without.has_capture();
+        for_each_free_diagonal_square(to, empty, |from| emit(from, to, true, king_alone));
     }
 }
