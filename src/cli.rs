@@ -708,6 +708,10 @@ struct Meter {
     bar: indicatif::ProgressBar,
     /// When the last log line was written, if logging lines.
     log: Option<std::sync::Mutex<Instant>>,
+    /// States counted as done without work in this run (resumed from work files):
+    /// they are left out of the rate, or a resumed run would promise a near end.
+    skipped: std::sync::atomic::AtomicU64,
+    start: Instant,
 }
 
 impl Meter {
@@ -725,7 +729,31 @@ impl Meter {
             bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
         }
         let log = (!json && !terminal).then(|| std::sync::Mutex::new(Instant::now()));
-        Meter { bar, log }
+        Meter {
+            bar,
+            log,
+            skipped: Default::default(),
+            start: Instant::now(),
+        }
+    }
+
+    /// States already done before this run.
+    fn skip(&self, n: u64) {
+        self.skipped
+            .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        self.bar.inc(n);
+        self.bar.reset_eta();
+    }
+
+    /// Seconds left at the average rate of this run so far (steadier than the
+    /// bar's recent-rate estimate, which swings with the phases of a table).
+    fn eta(&self) -> Option<u64> {
+        let (pos, len) = (self.bar.position(), self.bar.length().unwrap_or(0));
+        let done = pos.saturating_sub(self.skipped.load(std::sync::atomic::Ordering::Relaxed));
+        (done > 0).then(|| {
+            (len.saturating_sub(pos) as f64 * self.start.elapsed().as_secs_f64() / done as f64)
+                as u64
+        })
     }
 
     fn inc(&self, n: u64) {
@@ -736,19 +764,25 @@ impl Meter {
                 *last = Instant::now();
                 let (pos, len) = (self.bar.position(), self.bar.length().unwrap_or(0));
                 eprintln!(
-                    "{}: {pos}/{len} states ({:.1}%), {} s elapsed, ETA {} s",
+                    "{}: {pos}/{len} states ({:.1}%), {} s elapsed, ETA {}",
                     self.bar.message(),
                     100.0 * pos as f64 / len.max(1) as f64,
-                    self.bar.elapsed().as_secs(),
-                    self.bar.eta().as_secs()
+                    self.start.elapsed().as_secs(),
+                    self.eta()
+                        .map_or("unknown".to_string(), |s| format!("{s} s"))
                 );
             }
         }
     }
 
-    /// Print a line without breaking the bar.
+    /// Print a line without breaking the bar; in a log (no terminal), print it
+    /// plainly, since a hidden bar would swallow it.
     fn println(&self, line: String) {
-        self.bar.println(line);
+        if self.log.is_some() {
+            eprintln!("{line}");
+        } else {
+            self.bar.println(line);
+        }
     }
 }
 
@@ -769,6 +803,9 @@ impl generate::Progress for Bar {
     }
     fn advance(&self, states: u64) {
         self.bar.inc(states);
+    }
+    fn resumed(&self, states: u64) {
+        self.bar.skip(states);
     }
     fn done(&self, st: &TableStats) {
         let line = format!(
@@ -1076,6 +1113,7 @@ fn cmd_verify(
 ) -> Result<(), CliError> {
     let mut checks = Vec::new();
     let mut any = false;
+    let mut bases = Vec::new();
     for &r in rules {
         let mut tb = Tablebase::new(r);
         tb.add_directory(dir).map_err(|e| {
@@ -1084,6 +1122,25 @@ fn cmd_verify(
                 dir.display()
             ))
         })?;
+        bases.push((r, tb));
+    }
+    // A material asked for by name but present under none of the rule sets is an
+    // error before any work starts: silently checking nothing would read as "ok".
+    let missing: Vec<String> = only
+        .iter()
+        .filter(|m| !bases.iter().any(|(_, tb)| tb.materials().contains(m)))
+        .map(|m| m.to_string())
+        .collect();
+    if !missing.is_empty() {
+        let names: Vec<&str> = rules.iter().map(|r| r.name()).collect();
+        return Err(CliError::Other(format!(
+            "no {} table for {} in {}",
+            names.join(" or "),
+            missing.join(", "),
+            dir.display()
+        )));
+    }
+    for (r, tb) in bases {
         let mats: Vec<Material> = tb
             .materials()
             .into_iter()

@@ -716,7 +716,7 @@ pub fn solve_pair(
         .flatten()
         .map(|p| tables[p.table].slice_len)
         .sum();
-    progress.advance(skipped);
+    progress.resumed(skipped);
     for (b, parts) in batches.iter().enumerate().skip(done_batches) {
         let values = solve_batch(&tables, parts, solved, &|n| progress.advance(n));
         let mut at = 0usize;
@@ -1182,6 +1182,8 @@ pub trait Progress: Sync {
     fn start(&self, _material: Material, _states: u64) {}
     /// States initialised so far in the current pair.
     fn advance(&self, _states: u64) {}
+    /// States of the current pair already solved by an interrupted run.
+    fn resumed(&self, _states: u64) {}
     /// A table was written.
     fn done(&self, _stats: &TableStats) {}
     /// A pair was not attempted (it would need more memory than allowed).

@@ -173,6 +173,18 @@ fn generate_probe_info_and_verify_from_the_command_line() {
     ]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("1 tables checked, 0 failed"), "{out}");
+    // A material asked for by name that has no table is an error, not "0 failed".
+    let (code, _, err) = run(&[
+        "verify",
+        "--tables",
+        d,
+        "--rules",
+        "official",
+        "--material",
+        "KKvK",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no official table for KKvK"), "{err}");
     // Refused for memory: said, and nothing half-written is left.
     let small = dir.join("small");
     let (code, _, err) = run(&[
