@@ -169,7 +169,7 @@ enum Command {
     },
     /// Re-derive every stored value from its successors with the forward move generator.
     #[command(
-        after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n  frisian-tb verify --material KMvK --material KvKM\n\nExit status 1 if any value or checksum is wrong."
+        after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n  frisian-tb verify --material KMvK --material KvKM\n  frisian-tb verify --tables /var/tmp/tb --manifest tables/MANIFEST   # same values as published?\n\nExit status 1 if any value or checksum is wrong, or a table differs from --manifest."
     )]
     Verify {
         /// Table directory.
@@ -184,6 +184,10 @@ enum Command {
         /// Only these materials (repeatable), e.g. --material KMvK.
         #[arg(long)]
         material: Vec<Material>,
+        /// Also compare each table's statistics and value checksum with its line in
+        /// this manifest (e.g. the checked-in tables/MANIFEST).
+        #[arg(long, value_name = "FILE")]
+        manifest: Option<PathBuf>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -391,8 +395,16 @@ fn run(cli: Cli) -> Result<(), CliError> {
             rules,
             max_pieces,
             material,
+            manifest,
             json,
-        } => cmd_verify(&tables, &rules.sets(), max_pieces, &material, json)?,
+        } => cmd_verify(
+            &tables,
+            &rules.sets(),
+            max_pieces,
+            &material,
+            manifest.as_deref(),
+            json,
+        )?,
         Command::Show {
             common,
             svg,
@@ -1109,8 +1121,26 @@ fn cmd_verify(
     rules: &[RuleSet],
     max_pieces: Option<u32>,
     only: &[Material],
+    manifest: Option<&Path>,
     json: bool,
 ) -> Result<(), CliError> {
+    // Manifest lines by (rules, material), read before any work starts.
+    let published: Option<std::collections::HashMap<(String, String), String>> = manifest
+        .map(|path| {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CliError::Other(format!("cannot read {}: {e}", path.display())))?;
+            Ok::<_, CliError>(
+                text.lines()
+                    .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+                    .filter_map(|l| {
+                        let mut f = l.split_whitespace();
+                        let key = (f.next()?.to_string(), f.next()?.to_string());
+                        Some((key, l.split_whitespace().collect::<Vec<_>>().join(" ")))
+                    })
+                    .collect(),
+            )
+        })
+        .transpose()?;
     let mut checks = Vec::new();
     let mut any = false;
     let mut bases = Vec::new();
@@ -1156,17 +1186,32 @@ fn cmd_verify(
             let check =
                 frisian_tb::verify::verify_table_with_progress(dir, m, r, 5, &|n| bar.inc(n));
             bar.bar.finish_and_clear();
-            let check = check?;
+            let mut check = check?;
+            if let (Some(lines), Some(path), Some(stats)) = (&published, manifest, &check.stats) {
+                let found = stats.manifest_line();
+                match lines.get(&(stats.rules.clone(), stats.material.clone())) {
+                    None => check
+                        .file_errors
+                        .push(format!("not listed in {}", path.display())),
+                    Some(line) if *line != found => check.file_errors.push(format!(
+                        "differs from {}: listed `{line}`, found `{found}`",
+                        path.display()
+                    )),
+                    Some(_) => {}
+                }
+            }
             if !json {
                 let status = if check.ok() {
                     "ok".to_string()
-                } else {
+                } else if check.mismatches > 0 {
                     format!("FAILED: {} wrong values", check.mismatches)
+                } else {
+                    "FAILED".to_string()
                 };
                 println!(
                     "{:<10} {:<10} {:>12} states  {}  ({:.1} s)",
-                    r,
-                    m,
+                    r.name(),
+                    m.to_string(),
                     check.states,
                     status,
                     t.elapsed().as_secs_f64()
@@ -1191,11 +1236,19 @@ fn cmd_verify(
     if json {
         let list: Vec<serde_json::Value> = checks
             .iter()
-            .map(|(r, c)| serde_json::json!({"rules": r.name(), "material": c.material, "states": c.states, "ok": c.ok(), "mismatches": c.mismatches, "file_errors": c.file_errors, "first_mismatches": c.first_mismatches}))
+            .map(|(r, c)| serde_json::json!({"rules": r.name(), "material": c.material, "states": c.states, "ok": c.ok(), "mismatches": c.mismatches, "file_errors": c.file_errors, "first_mismatches": c.first_mismatches, "checksum": c.stats.as_ref().map(|st| st.checksum.clone())}))
             .collect();
         println!("{}", serde_json::json!({"tables": list, "failed": failed}));
     } else {
-        println!("{} tables checked, {} failed", checks.len(), failed);
+        println!(
+            "{} tables checked, {} failed{}",
+            checks.len(),
+            failed,
+            manifest.map_or(String::new(), |p| format!(
+                " (statistics and checksums compared with {})",
+                p.display()
+            ))
+        );
     }
     if failed > 0 {
         return Err(CliError::VerifyFailed);

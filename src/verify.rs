@@ -7,7 +7,7 @@
 //! games must hold their adjudicated value. File checksums and the header's
 //! statistics are checked too.
 
-use crate::generate::{successor_materials, Counts, GenerateError, Solved, Value};
+use crate::generate::{successor_materials, Counts, GenerateError, Solved, TableStats, Value};
 use crate::geometry::Square;
 use crate::index::{MaterialIndex, PlacementCache};
 use crate::material::Material;
@@ -46,6 +46,9 @@ pub struct TableCheck {
     pub mismatches: u64,
     /// The first wrong values.
     pub first_mismatches: Vec<Mismatch>,
+    /// Statistics and checksum of the stored values, as `tables/MANIFEST` lists
+    /// them (absent when the files themselves are damaged).
+    pub stats: Option<TableStats>,
 }
 
 impl TableCheck {
@@ -147,6 +150,7 @@ pub fn verify_table_with_progress(
             file_errors,
             mismatches: 0,
             first_mismatches: Vec::new(),
+            stats: None,
         });
     }
     let mut needed = vec![material.flip()];
@@ -160,6 +164,7 @@ pub fn verify_table_with_progress(
     const CHUNK: u64 = 1 << 14;
     let (mut mismatches, mut first_mismatches) = (0u64, Vec::new());
     let mut counts = Counts::default();
+    let mut sum = table::Fnv::default();
     for step in (0..size).step_by(STEP as usize) {
         let len = (size - step).min(STEP) as usize;
         let wdl = files[0].read_range(step, len)?;
@@ -178,6 +183,8 @@ pub fn verify_table_with_progress(
             .collect();
         for &v in &stored {
             counts.add(v);
+            let dtw = v.dtw.to_le_bytes();
+            sum.update(&[v.wdl as u8, dtw[0], dtw[1]]);
         }
         let found: Vec<(u64, Vec<Mismatch>)> = stored
             .par_chunks(CHUNK as usize)
@@ -251,5 +258,15 @@ pub fn verify_table_with_progress(
         file_errors,
         mismatches,
         first_mismatches,
+        stats: Some(TableStats {
+            material: material.to_string(),
+            rules: rules.name().to_string(),
+            states: size,
+            wins: w,
+            draws: d,
+            losses: l,
+            longest_win: longest,
+            checksum: format!("{:016x}", sum.0),
+        }),
     })
 }

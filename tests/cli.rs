@@ -173,6 +173,46 @@ fn generate_probe_info_and_verify_from_the_command_line() {
     ]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("1 tables checked, 0 failed"), "{out}");
+    // Against a manifest: the run's own agrees; a doctored line is named.
+    let manifest = dir.join("MANIFEST");
+    let (code, out, _) = run(&[
+        "verify",
+        "--tables",
+        d,
+        "--manifest",
+        manifest.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("4 tables checked, 0 failed (statistics"),
+        "{out}"
+    );
+    let doctored = dir.join("MANIFEST.doctored");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &doctored,
+        text.replace(
+            "official KvK 7350 1296 6050 4 1 ",
+            "official KvK 7350 1296 6050 4 2 ",
+        ),
+    )
+    .unwrap();
+    let (code, out, _) = run(&[
+        "verify",
+        "--tables",
+        d,
+        "--rules",
+        "official",
+        "--manifest",
+        doctored.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.contains(" KvK ") && l.contains("FAILED"))
+            && out.contains("differs from"),
+        "{out}"
+    );
     // A material asked for by name that has no table is an error, not "0 failed".
     let (code, _, err) = run(&[
         "verify",
