@@ -169,7 +169,7 @@ enum Command {
     },
     /// Re-derive every stored value from its successors with the forward move generator.
     #[command(
-        after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n  frisian-tb verify --material KMvK --material KvKM\n  frisian-tb verify --tables /var/tmp/tb --manifest tables/MANIFEST   # same values as published?\n\nExit status 1 if any value or checksum is wrong, or a table differs from --manifest."
+        after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n  frisian-tb verify --material KMvK --material KvKM\n  frisian-tb verify --tables /var/tmp/tb --manifest tables/MANIFEST   # same values as published?\n  frisian-tb verify --max-pieces 5 --max-memory 12   # skip (and name) tables that need more\n\nExit status 1 if any value or checksum is wrong, or a table differs from --manifest;\n2 if a table could not be checked (missing, or more memory needed than allowed)."
     )]
     Verify {
         /// Table directory.
@@ -188,6 +188,11 @@ enum Command {
         /// this manifest (e.g. the checked-in tables/MANIFEST).
         #[arg(long, value_name = "FILE")]
         manifest: Option<PathBuf>,
+        /// Memory verification may use, in GiB (default: what the system has
+        /// available). A table that would need more is not checked, and the run
+        /// says so and exits with status 2.
+        #[arg(long, value_name = "GIB")]
+        max_memory: Option<f64>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -396,6 +401,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             max_pieces,
             material,
             manifest,
+            max_memory,
             json,
         } => cmd_verify(
             &tables,
@@ -403,6 +409,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             max_pieces,
             &material,
             manifest.as_deref(),
+            max_memory,
             json,
         )?,
         Command::Show {
@@ -1122,8 +1129,15 @@ fn cmd_verify(
     max_pieces: Option<u32>,
     only: &[Material],
     manifest: Option<&Path>,
+    max_memory: Option<f64>,
     json: bool,
 ) -> Result<(), CliError> {
+    const GIB: f64 = (1u64 << 30) as f64;
+    let limit = max_memory
+        .map(|g| (g * GIB) as u64)
+        .or_else(frisian_tb::generate::available_memory);
+    // Tables not checked because they would need more memory than allowed.
+    let mut not_checked: Vec<(RuleSet, Material, f64, f64)> = Vec::new();
     // Manifest lines by (rules, material), read before any work starts.
     let published: Option<std::collections::HashMap<(String, String), String>> = manifest
         .map(|path| {
@@ -1181,6 +1195,22 @@ fn cmd_verify(
             any = true;
             let t = Instant::now();
             let states = MaterialIndex::new(m, r).size();
+            let needed = frisian_tb::verify::memory_estimate(m, r);
+            if let Some(limit) = limit.filter(|&l| needed > l) {
+                // Refuse before allocating: being killed for memory half-way
+                // through a long run helps nobody.
+                let (needed, limit) = (needed as f64 / GIB, limit as f64 / GIB);
+                if !json {
+                    println!(
+                        "{:<10} {:<10} {:>12} states  NOT CHECKED: needs about {needed:.1} GiB of memory, {limit:.1} GiB allowed (--max-memory)",
+                        r.name(),
+                        m.to_string(),
+                        states,
+                    );
+                }
+                not_checked.push((r, m, needed, limit));
+                continue;
+            }
             let bar = Meter::new(states, json);
             bar.bar.set_message(m.to_string());
             let check =
@@ -1238,12 +1268,24 @@ fn cmd_verify(
             .iter()
             .map(|(r, c)| serde_json::json!({"rules": r.name(), "material": c.material, "states": c.states, "ok": c.ok(), "mismatches": c.mismatches, "file_errors": c.file_errors, "first_mismatches": c.first_mismatches, "checksum": c.stats.as_ref().map(|st| st.checksum.clone())}))
             .collect();
-        println!("{}", serde_json::json!({"tables": list, "failed": failed}));
+        let skipped: Vec<serde_json::Value> = not_checked
+            .iter()
+            .map(|(r, m, needed, limit)| serde_json::json!({"rules": r.name(), "material": m.to_string(), "needed_gib": needed, "limit_gib": limit}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({"tables": list, "failed": failed, "not_checked": skipped})
+        );
     } else {
         println!(
-            "{} tables checked, {} failed{}",
+            "{} tables checked, {} failed{}{}",
             checks.len(),
             failed,
+            if not_checked.is_empty() {
+                String::new()
+            } else {
+                format!(", {} not checked for lack of memory", not_checked.len())
+            },
             manifest.map_or(String::new(), |p| format!(
                 " (statistics and checksums compared with {})",
                 p.display()
@@ -1252,6 +1294,16 @@ fn cmd_verify(
     }
     if failed > 0 {
         return Err(CliError::VerifyFailed);
+    }
+    if !not_checked.is_empty() {
+        let names: Vec<String> = not_checked
+            .iter()
+            .map(|(r, m, _, _)| format!("{m} ({})", r.name()))
+            .collect();
+        return Err(CliError::Other(format!(
+            "not verified for lack of memory: {}; run on a machine with more memory, or raise --max-memory",
+            names.join(", ")
+        )));
     }
     Ok(())
 }

@@ -113,6 +113,35 @@ pub fn verify_table(
 /// time, so its size does not add to the memory needed.
 const STEP: u64 = 1 << 24;
 
+/// The tables whose decoded values verifying `material` holds in memory: its
+/// colour flip (ordinary moves lead there) and the tables captures and
+/// promotions lead to, each once.
+fn needed_materials(material: Material) -> Vec<Material> {
+    let mut needed = vec![material.flip()];
+    for m in successor_materials(material) {
+        if !needed.contains(&m) {
+            needed.push(m);
+        }
+    }
+    needed
+}
+
+/// Estimated peak memory, in bytes, of verifying `material`: 2 bytes per state
+/// of every table in [`needed_materials`], one step of the table's own values,
+/// and a margin for the per-thread move lists, caches and allocator slack. On
+/// the lidraughts five-piece tables it was above every measured peak, by 1-10%
+/// for those above 1 GB (up to 9.4 GB, KMMvKM; BENCHMARKS.md).
+pub fn memory_estimate(material: Material, rules: RuleSet) -> u64 {
+    let states: u64 = needed_materials(material)
+        .iter()
+        .map(|&m| MaterialIndex::new(m, rules).size())
+        .sum();
+    let values = states * 2;
+    // One step: WDL and DTW as decoded (u16 each) and as `Value`s (4 bytes).
+    let step = STEP * 8;
+    values + values / 16 + step + (64 << 20)
+}
+
 /// [`verify_table`], reporting the number of states checked as it goes.
 ///
 /// Memory: the decoded values (2 bytes per state) of the colour flip, which the
@@ -153,9 +182,7 @@ pub fn verify_table_with_progress(
             stats: None,
         });
     }
-    let mut needed = vec![material.flip()];
-    needed.extend(successor_materials(material));
-    let values = Solved::load(dir, rules, &needed)?;
+    let values = Solved::load(dir, rules, &needed_materials(material))?;
     let ix = MaterialIndex::new(material, rules);
     let size = ix.size();
     let per = ix.counters_per_placement();
@@ -269,4 +296,34 @@ pub fn verify_table_with_progress(
             checksum: format!("{:016x}", sum.0),
         }),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The estimate covers the flip and the promotion table, and stays close to
+    /// the peaks measured with `/usr/bin/time` (BENCHMARKS.md, 2026-12-03).
+    #[test]
+    fn memory_estimate_is_just_above_the_measured_peaks() {
+        for (name, peak_kib) in [
+            ("KMMvKM", 9_162_532u64),
+            ("KMvKKM", 7_049_376),
+            ("KMvKMM", 3_833_180),
+        ] {
+            let m: Material = name.parse().unwrap();
+            let peak = peak_kib * 1024;
+            let est = memory_estimate(m, RuleSet::Lidraughts);
+            assert!(
+                est > peak && est < peak + peak / 10,
+                "{name}: {est} against {peak}"
+            );
+        }
+        // KMMvKM: its flip KMvKMM and, for promotions, KMvKKM (KKMvKM with Black to move).
+        let needed = needed_materials("KMMvKM".parse().unwrap());
+        assert!(
+            needed.contains(&"KMvKMM".parse().unwrap())
+                && needed.contains(&"KMvKKM".parse().unwrap())
+        );
+    }
 }

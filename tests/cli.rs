@@ -213,6 +213,42 @@ fn generate_probe_info_and_verify_from_the_command_line() {
             && out.contains("differs from"),
         "{out}"
     );
+    // A table that would need more memory than allowed is not checked, and that is
+    // an error, not "0 failed".
+    let (code, out, err) = run(&[
+        "verify",
+        "--tables",
+        d,
+        "--rules",
+        "official",
+        "--max-memory",
+        "0.001",
+    ]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.contains(" KvM ") && l.contains("NOT CHECKED: needs about"))
+            && out.contains("0 tables checked, 0 failed, 4 not checked for lack of memory"),
+        "{out}"
+    );
+    assert!(
+        err.contains("not verified for lack of memory: KvK (official)"),
+        "{err}"
+    );
+    let (code, out, _) = run(&[
+        "verify",
+        "--tables",
+        d,
+        "--rules",
+        "official",
+        "--max-memory",
+        "0.001",
+        "--json",
+    ]);
+    assert_eq!(code, 2);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["not_checked"].as_array().unwrap().len(), 4);
+    assert_eq!(v["tables"].as_array().unwrap().len(), 0);
     // A material asked for by name that has no table is an error, not "0 failed".
     let (code, _, err) = run(&[
         "verify",
