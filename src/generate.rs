@@ -36,7 +36,7 @@ use crate::material::Material;
 use crate::moves::{Move, MoveList};
 use crate::piece::Side;
 use crate::position::Position;
-use crate::retro::{predecessors_of, Undo};
+use crate::retro::{for_each_king_retro_move, Undoing};
 use crate::rules::{RuleSet, Wdl};
 use crate::table::{self, Metric, TableData, TableError, TableFile};
 use memmap2::{MmapMut, UncheckedAdvice};
@@ -458,6 +458,9 @@ fn solve_batch(
                 let mut out = Vec::new();
                 let mut cache = PlacementCache::new();
                 let mut last: Option<(usize, u64, Position)> = None;
+                // The king retro-moves into the current placement: they depend
+                // on the pieces only, not on the counters.
+                let mut retro_moves: Vec<(Square, Square)> = Vec::new();
                 for &e in chunk {
                     let win = e & WIN_BIT != 0;
                     let g = (e & !WIN_BIT) as usize;
@@ -480,18 +483,28 @@ fn solve_batch(
                     // other: unrank the placement once for them.
                     let per = tables[t].index.counters_per_placement();
                     if last.map(|(lt, lp, _)| (lt, lp)) != Some((t, idx / per)) {
-                        last = Some((t, idx / per, tables[t].index.placement_position(idx / per)));
+                        let placement = tables[t].index.placement_position(idx / per);
+                        retro_moves.clear();
+                        for_each_king_retro_move(&placement, |from, to| {
+                            retro_moves.push((from, to))
+                        });
+                        last = Some((t, idx / per, placement));
                     }
                     let mut pos = last.unwrap().2;
                     tables[t].index.set_counters(&mut pos, idx % per);
+                    let Some(undoing) = Undoing::new(&pos) else {
+                        continue; // no ordinary move leads here
+                    };
                     // Predecessors share placements (they differ in counters), and
                     // so do those of neighbouring entries: rank each placement (and
-                    // find its place in the batch) once.
+                    // find its place in the batch) once. Predecessors have the other
+                    // side to move; only the placement is ranked in its White-to-move
+                    // form, the counters are read relative to the side to move.
                     let ix = &tables[ot].index;
-                    predecessors_of(&pos, Undo::Kings, |p| {
-                        let w = p.flip(); // predecessors have the other side to move
-                        let (_, start) = cache.get(&w, || (0, local(ot, ix.placement_base(&w))));
-                        let j = (start + ix.counters_offset(&w)) as usize;
+                    let mut visit = |p: &Position| {
+                        let (_, start) =
+                            cache.get(p, || (0, local(ot, ix.placement_base(&p.flip()))));
+                        let j = (start + ix.counters_offset(p)) as usize;
                         debug_assert_eq!(j as u64, local(ot, ix.index(p)));
                         if work.result[j].load(SeqCst) != 0 {
                             return;
@@ -510,7 +523,10 @@ fn solve_batch(
                                 out.push((dtw, WIN_BIT | j as u64));
                             }
                         }
-                    });
+                    };
+                    for &(from, to) in &retro_moves {
+                        undoing.emit(&pos, from, to, true, &mut visit);
+                    }
                 }
                 out
             })

@@ -43,62 +43,142 @@ pub fn predecessors(pos: &Position, f: impl FnMut(&Position)) {
 
 /// [`predecessors`], restricted to the moves `undo` names.
 pub fn predecessors_of(pos: &Position, undo: Undo, mut f: impl FnMut(&Position)) {
-    let mover = pos.turn().opponent();
-    if pos.rules() == RuleSet::Official && pos.one_king_each() {
-        // One king each only arises by a capture, and is never left by an ordinary move.
+    let Some(undoing) = Undoing::new(pos) else {
         return;
-    }
-    let seven = match (pos.rules(), pos.seven_move()) {
-        (RuleSet::Official, Some(sm)) if sm.strong == mover => {
-            if sm.moves == 0 {
-                return; // the count started here: the last move was a capture or promotion
-            }
-            Some(SevenMove {
-                strong: sm.strong,
-                moves: sm.moves - 1,
-            })
-        }
-        (_, other) => other,
     };
-    let plies = if pos.rules() == RuleSet::Lidraughts && pos.ply_limit().is_some() {
-        if pos.plies() == 0 {
-            return;
-        }
-        pos.plies() - 1
-    } else {
-        0
-    };
-    let empty = !pos.occupied();
-    let men = pos.men(mover);
-    let kings = pos.kings(mover);
-    let rule_applies = men.any() && kings.any();
-    let after_state = pos.three_move(mover);
-    let back: [Direction; 2] = match mover {
-        Side::White => [Direction::DownLeft, Direction::DownRight],
-        Side::Black => [Direction::UpLeft, Direction::UpRight],
-    };
-
-    let enemy = pos.pieces(mover.opponent());
-    // `king_alone`: the mover's other pieces cannot capture (see below), so
-    // only the moved king itself, back on `from`, might.
-    let mut emit = |from: Square, to: Square, king: bool, king_alone: bool| {
-        let mut p = *pos;
-        p.turn = mover;
-        p.pieces[mover.index()] = p.pieces[mover.index()].without(to).with(from);
-        if king {
-            p.kings = p.kings.without(to).with(from);
-        }
-        p.seven = seven;
-        p.plies = plies;
-        let capture = if king_alone {
-            king_can_capture(from, enemy, !p.occupied())
-        } else {
-            p.has_capture()
+    let mover = undoing.mover;
+    if undo == Undo::All {
+        let empty = !pos.occupied();
+        let back: [Direction; 2] = match mover {
+            Side::White => [Direction::DownLeft, Direction::DownRight],
+            Side::Black => [Direction::UpLeft, Direction::UpRight],
         };
-        if capture {
-            return;
+        for to in pos.men(mover).squares() {
+            // A man that stands on its far row got there by promotion: not an ordinary move.
+            if Bitboard::promotion_row(mover).contains(to) {
+                continue;
+            }
+            for d in back {
+                if let Some(from) = to.step(d) {
+                    if empty.contains(from) && !moved(pos, mover, from, to, false).has_capture() {
+                        undoing.emit(pos, from, to, false, &mut f);
+                    }
+                }
+            }
         }
-        if !rule_applies {
+    }
+    for_each_king_retro_move(pos, |from, to| undoing.emit(pos, from, to, true, &mut f));
+}
+
+/// `pos` with the mover's piece on `to` put back on `from`, the mover to move
+/// (counters as in `pos`).
+#[inline]
+fn moved(pos: &Position, mover: Side, from: Square, to: Square, king: bool) -> Position {
+    let mut p = *pos;
+    p.turn = mover;
+    p.pieces[mover.index()] = p.pieces[mover.index()].without(to).with(from);
+    if king {
+        p.kings = p.kings.without(to).with(from);
+    }
+    p
+}
+
+/// Call `g(from, to)` for every ordinary king move of the side that just
+/// moved that leads to `pos`'s pieces from a position without a capture.
+/// Depends only on the pieces and the side to move, not on counters, so the
+/// generator computes it once for all counter states of a placement.
+pub(crate) fn for_each_king_retro_move(pos: &Position, mut g: impl FnMut(Square, Square)) {
+    let mover = pos.turn().opponent();
+    let empty = !pos.occupied();
+    let enemy = pos.pieces(mover.opponent());
+    for to in pos.kings(mover).squares() {
+        // A piece of one's own can only take captures away (it blocks a path
+        // or a landing square). So when the mover's other pieces cannot capture
+        // with this king off the board, a predecessor has a capture exactly when
+        // the king can capture from its origin: one ray test instead of a
+        // capture test of every piece, for each origin.
+        let mut without = *pos;
+        without.turn = mover;
+        without.pieces[mover.index()] = without.pieces[mover.index()].without(to);
+        without.kings = without.kings.without(to);
+        let king_alone = !without.has_capture();
+        for_each_free_diagonal_square(to, empty, |from| {
+            let capture = if king_alone {
+                king_can_capture(from, enemy, empty.without(from).with(to))
+            } else {
+                moved(pos, mover, from, to, true).has_capture()
+            };
+            if !capture {
+                g(from, to)
+            }
+        });
+    }
+}
+
+/// The counters a predecessor of one position must have, apart from the
+/// three-move state of the king that moved (see the module docs). `None` from
+/// [`Undoing::new`] when no ordinary move can have led to the position.
+pub(crate) struct Undoing {
+    mover: Side,
+    seven: Option<SevenMove>,
+    plies: u8,
+    rule_applies: bool,
+    after_state: Option<KingCount>,
+}
+
+impl Undoing {
+    pub(crate) fn new(pos: &Position) -> Option<Undoing> {
+        let mover = pos.turn().opponent();
+        if pos.rules() == RuleSet::Official && pos.one_king_each() {
+            // One king each only arises by a capture, and is never left by an ordinary move.
+            return None;
+        }
+        let seven = match (pos.rules(), pos.seven_move()) {
+            (RuleSet::Official, Some(sm)) if sm.strong == mover => {
+                if sm.moves == 0 {
+                    return None; // the count started here: the last move was a capture or promotion
+                }
+                Some(SevenMove {
+                    strong: sm.strong,
+                    moves: sm.moves - 1,
+                })
+            }
+            (_, other) => other,
+        };
+        let plies = if pos.rules() == RuleSet::Lidraughts && pos.ply_limit().is_some() {
+            if pos.plies() == 0 {
+                return None;
+            }
+            pos.plies() - 1
+        } else {
+            0
+        };
+        Some(Undoing {
+            mover,
+            seven,
+            plies,
+            rule_applies: pos.men(mover).any() && pos.kings(mover).any(),
+            after_state: pos.three_move(mover),
+        })
+    }
+
+    /// Call `f` with every predecessor of `pos` by the ordinary move
+    /// `from`-`to` of the side that just moved, one per counter state. The
+    /// move must be one whose origin position has no capture.
+    #[inline]
+    pub(crate) fn emit(
+        &self,
+        pos: &Position,
+        from: Square,
+        to: Square,
+        king: bool,
+        f: &mut impl FnMut(&Position),
+    ) {
+        let mover = self.mover;
+        let mut p = moved(pos, mover, from, to, king);
+        p.seven = self.seven;
+        p.plies = self.plies;
+        if !self.rule_applies {
             p.three[mover.index()] = None;
             f(&p);
             return;
@@ -116,7 +196,7 @@ pub fn predecessors_of(pos: &Position, undo: Undo, mut f: impl FnMut(&Position))
             }
         };
         if king {
-            match after_state {
+            match self.after_state {
                 Some(kc) if kc.square == to && kc.count >= 2 => {
                     p.three[mover.index()] = Some(KingCount {
                         square: from,
@@ -127,35 +207,8 @@ pub fn predecessors_of(pos: &Position, undo: Undo, mut f: impl FnMut(&Position))
                 Some(kc) if kc.square == to => any_state(Some(from), &mut p),
                 _ => {}
             }
-        } else if after_state.is_none() {
+        } else if self.after_state.is_none() {
             any_state(None, &mut p);
         }
-    };
-
-    for to in men.squares().filter(|_| undo == Undo::All) {
-        // A man that stands on its far row got there by promotion: not an ordinary move.
-        if Bitboard::promotion_row(mover).contains(to) {
-            continue;
-        }
-        for d in back {
-            if let Some(from) = to.step(d) {
-                if empty.contains(from) {
-                    emit(from, to, false, false);
-                }
-            }
-        }
-    }
-    for to in kings.squares() {
-        // A piece of one's own can only take captures away (it blocks a path
-        // or a landing square). So when the mover's other pieces cannot capture
-        // with this king off the board, a predecessor has a capture exactly when
-        // the king can capture from its origin: one ray test instead of a
-        // capture test of every piece, for each origin.
-        let mut without = *pos;
-        without.turn = mover;
-        without.pieces[mover.index()] = without.pieces[mover.index()].without(to);
-        without.kings = without.kings.without(to);
-        let king_alone = !without.has_capture();
-        for_each_free_diagonal_square(to, empty, |from| emit(from, to, true, king_alone));
     }
 }
