@@ -401,29 +401,35 @@ fn solve_batch(
         .map(|c| {
             let mut out = Vec::new();
             let mut scratch = InitScratch {
-                placement: None,
                 pos: tables[0].index.placement_position(0),
                 moves: Vec::new(),
+                internal: 0,
+                leaving: Vec::new(),
                 solved_cache: PlacementCache::new(),
                 next_cache: PlacementCache::new(),
             };
+            // The states of one placement (they differ only in counters) are
+            // consecutive, in one part of the batch: find the table and index
+            // of the first, step from there.
+            let (mut t, mut idx, mut placement_end) = (0, 0, 0);
             for g in c * CHUNK..((c + 1) * CHUNK).min(total) {
-                let (t, idx) = global(g);
-                let ix = &tables[t].index;
-                let per = ix.counters_per_placement();
-                // States of one placement differ only in counters: generate
-                // the moves once per placement.
-                if scratch.placement != Some((t, idx / per)) {
-                    scratch.placement = Some((t, idx / per));
-                    scratch.pos = ix.placement_position(idx / per);
-                    scratch.pos.generate_moves(&mut scratch.moves);
+                if g < placement_end {
+                    idx += 1;
+                } else {
+                    (t, idx) = global(g);
+                    let per = tables[t].index.counters_per_placement();
+                    placement_end = g + per - idx % per;
+                    scratch.enter(&tables[t].index, idx / per);
                 }
+                let ix = &tables[t].index;
                 let mut pos = scratch.pos;
-                ix.set_counters(&mut pos, idx % per);
+                let counters = idx % ix.counters_per_placement();
+                ix.set_counters(&mut pos, counters);
                 init_state(
                     &work,
                     g,
                     &pos,
+                    counters % ix.carried_counters(),
                     &tables[other_table(t)],
                     solved,
                     &mut scratch,
@@ -551,15 +557,51 @@ fn solve_batch(
         .collect()
 }
 
-/// Per-thread scratch of the initialisation: the current placement (table and
-/// placement number), its position and legal moves with no counters set, and
-/// cached placement indexes of successors.
+/// Per-thread scratch of the initialisation: the current placement, what
+/// all of its states share, and cached placement indexes of successors.
 struct InitScratch {
-    placement: Option<(usize, u64)>,
+    /// The placement's position with every counter at 0.
     pos: Position,
+    /// Its legal moves with no counters set.
     moves: MoveList,
+    /// How many of them are ordinary king moves: those stay in the batch.
+    internal: u32,
+    /// The summary of the moves that leave the batch, for each combination
+    /// of the counters they carry over ([`MaterialIndex::carried_counters`]);
+    /// filled on first use.
+    leaving: Vec<Option<Leaving>>,
     solved_cache: PlacementCache,
     next_cache: PlacementCache,
+}
+
+impl InitScratch {
+    /// Start on placement `placement` of `ix`.
+    fn enter(&mut self, ix: &MaterialIndex, placement: u64) {
+        self.pos = ix.placement_position(placement);
+        self.pos.generate_moves(&mut self.moves);
+        self.internal = self.moves.iter().filter(|m| is_internal(m)).count() as u32;
+        self.leaving.clear();
+        self.leaving.resize(ix.carried_counters() as usize, None);
+    }
+}
+
+/// The values of the moves of a state that lead out of the batch (man moves,
+/// captures, promotions), seen from the side that plays them.
+#[derive(Copy, Clone, Debug)]
+struct Leaving {
+    /// Plies to the shortest win ([`NO_WIN`] if none).
+    best_win: u16,
+    /// The longest of the opponent's wins.
+    longest: u16,
+    /// Some move draws.
+    draw: bool,
+}
+
+/// An ordinary king move: the only kind that stays inside the batch (it
+/// keeps the men where they are).
+#[inline]
+fn is_internal(m: &Move) -> bool {
+    m.is_king_move() && !m.is_capture()
 }
 
 /// Whether `m`, legal in a position with no counters set, is still legal when
@@ -569,61 +611,58 @@ struct InitScratch {
 /// rather than restricting moves, see [`Position::outcome`]).
 #[inline]
 fn legal_with_block(m: &Move, blocked: Option<Square>) -> bool {
-    m.is_capture() || !m.is_king_move() || Some(m.from()) != blocked
+    !(is_internal(m) && Some(m.from()) == blocked)
 }
 
-/// Initialise state `g` (position `pos`); `scratch.moves` holds the legal
-/// moves of its placement with no counters set.
+/// Initialise state `g` (position `pos`, whose counters carried over by a
+/// move that leaves the batch are combination `carried`).
+///
+/// The moves come from `scratch`, generated once for the placement: counters
+/// change the legal moves only by the three-move rule blocking one king's
+/// ordinary moves (2h-I; captures, being compulsory, are unaffected, and the
+/// seven-move rule ends the game rather than restricting moves, see
+/// [`Position::outcome`]). A move that leaves the batch resets the mover's
+/// three-move state, so its successor depends only on the `carried`
+/// counters: their values are looked up once for all states sharing them.
+#[allow(clippy::too_many_arguments)]
 fn init_state(
     w: &Work,
     g: u64,
     pos: &Position,
+    carried: u64,
     next: &PairTable,
     solved: &Solved,
     scratch: &mut InitScratch,
     out: &mut Vec<(u16, Entry)>,
 ) {
     let gi = g as usize;
-    if let Some(o) = pos.outcome() {
+    let internal = match pos.blocked_king() {
+        None => scratch.internal,
+        blocked => {
+            let moves = scratch.moves.iter();
+            moves.filter(|m| is_internal(m) && legal_with_block(m, blocked)).count() as u32
+        }
+    };
+    let leaves = scratch.internal < scratch.moves.len() as u32;
+    if let Some(o) = pos.outcome_with(internal > 0 || leaves) {
         match o.wdl {
             Wdl::Loss => out.push((0, g)),
             _ => w.result[gi].store(Value { wdl: o.wdl, dtw: 0 }.pack(), SeqCst),
         }
         return;
     }
-    let blocked = pos.blocked_king();
-    let (mut internal, mut best_win, mut longest, mut draw) = (0u32, NO_WIN, 0u16, false);
-    for m in scratch.moves.iter() {
-        if !legal_with_block(m, blocked) {
-            continue;
+    let Leaving {
+        best_win,
+        longest,
+        draw,
+    } = match scratch.leaving[carried as usize] {
+        Some(l) => l,
+        None => {
+            let l = leaving_moves(pos, next, solved, scratch);
+            scratch.leaving[carried as usize] = Some(l);
+            l
         }
-        let v = if m.is_capture() || m.promotes() {
-            solved.value(&pos.play(m), &mut scratch.solved_cache)
-        } else if !m.is_king_move() {
-            // A man move: its slice has the men further advanced and is solved already.
-            let child = pos.play(m);
-            let (_, base) = scratch.next_cache.get(&child, || {
-                (0, next.index.placement_base(&white_to_move(&child)))
-            });
-            let idx = base + next.index.counters_offset(&child);
-            Value::unpack(next.get(idx)).unwrap_or_else(|| {
-                panic!(
-                    "{} -> {}: slice {} not solved",
-                    crate::fen::write(pos),
-                    crate::fen::write(&child),
-                    idx / next.slice_len
-                )
-            })
-        } else {
-            internal += 1;
-            continue;
-        };
-        match v.wdl {
-            Wdl::Loss => best_win = best_win.min(v.dtw + 1),
-            Wdl::Win => longest = longest.max(v.dtw),
-            Wdl::Draw => draw = true,
-        }
-    }
+    };
     if internal == 0 {
         if best_win != NO_WIN {
             w.best_win[gi].store(best_win, SeqCst);
@@ -649,6 +688,47 @@ fn init_state(
         w.best_win[gi].store(best_win, SeqCst);
         out.push((best_win, WIN_BIT | g));
     }
+}
+
+/// The summary of the moves of `pos` that leave the batch, read from
+/// finished values: captures and promotions from earlier tables, man moves
+/// from slices with the men further advanced (solved before this batch).
+fn leaving_moves(
+    pos: &Position,
+    next: &PairTable,
+    solved: &Solved,
+    scratch: &mut InitScratch,
+) -> Leaving {
+    let mut l = Leaving {
+        best_win: NO_WIN,
+        longest: 0,
+        draw: false,
+    };
+    for m in scratch.moves.iter().filter(|m| !is_internal(m)) {
+        let v = if m.is_capture() || m.promotes() {
+            solved.value(&pos.play(m), &mut scratch.solved_cache)
+        } else {
+            let child = pos.play(m);
+            let (_, base) = scratch.next_cache.get(&child, || {
+                (0, next.index.placement_base(&white_to_move(&child)))
+            });
+            let idx = base + next.index.counters_offset(&child);
+            Value::unpack(next.get(idx)).unwrap_or_else(|| {
+                panic!(
+                    "{} -> {}: slice {} not solved",
+                    crate::fen::write(pos),
+                    crate::fen::write(&child),
+                    idx / next.slice_len
+                )
+            })
+        };
+        match v.wdl {
+            Wdl::Loss => l.best_win = l.best_win.min(v.dtw + 1),
+            Wdl::Win => l.longest = l.longest.max(v.dtw),
+            Wdl::Draw => l.draw = true,
+        }
+    }
+    l
 }
 
 fn work_path(dir: &Path, m: Material, rules: RuleSet, ext: &str) -> PathBuf {
@@ -1288,6 +1368,48 @@ mod tests {
                 }
             }
             assert_eq!(checked_blocked > 0, three_move, "{name}");
+        }
+    }
+
+    /// A move that leaves the batch (man move, capture, promotion) leads to
+    /// the same successor from every state whose counters agree in the part
+    /// it carries over, which lets the initialisation look up its value once
+    /// for all of them.
+    #[test]
+    fn moves_leaving_the_batch_depend_only_on_the_carried_counters() {
+        for (name, rules) in [
+            ("KMvKM", RuleSet::Official),
+            ("KKMvK", RuleSet::Official),
+            ("KMvKK", RuleSet::Official),
+            ("KKvK", RuleSet::Official),
+            ("KvKK", RuleSet::Official),
+            ("KvK", RuleSet::Official),
+            ("KMvKM", RuleSet::Lidraughts),
+            ("KKvK", RuleSet::Lidraughts),
+            ("KMvM", RuleSet::Lidraughts),
+        ] {
+            let ix = MaterialIndex::new(name.parse().unwrap(), rules);
+            let (per, carried) = (ix.counters_per_placement(), ix.carried_counters());
+            assert_eq!(per % carried, 0, "{name}");
+            let mut compared = 0;
+            for placement in (0..ix.placements()).step_by(89) {
+                let base = ix.placement_position(placement);
+                let moves: Vec<Move> = base
+                    .legal_moves()
+                    .into_iter()
+                    .filter(|m| !is_internal(m))
+                    .collect();
+                for c in carried..per {
+                    let (mut pos, mut first) = (base, base);
+                    ix.set_counters(&mut pos, c);
+                    ix.set_counters(&mut first, c % carried);
+                    for m in &moves {
+                        assert_eq!(pos.play(m), first.play(m), "{}", crate::fen::write(&pos));
+                        compared += 1;
+                    }
+                }
+            }
+            assert!(compared > 0 || per == carried, "{name}");
         }
     }
 }

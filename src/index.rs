@@ -250,6 +250,15 @@ impl MaterialIndex {
         self.t_stm * self.t_opp * self.s_size
     }
 
+    /// The counter combinations that a move other than an ordinary king move
+    /// carries over to its successor: the opponent's three-move state and the
+    /// draw counter. Such a move resets the mover's own three-move state, so
+    /// states whose counter combinations agree modulo this number have the
+    /// same successors by these moves.
+    pub(crate) fn carried_counters(&self) -> u64 {
+        self.t_opp * self.s_size
+    }
+
     /// The index of a position of this material. A position with Black to move
     /// is indexed as its colour flip.
     ///

@@ -202,12 +202,19 @@ impl crate::position::Position {
     /// assert_eq!(p.outcome().unwrap().wdl, Wdl::Draw);
     /// ```
     pub fn outcome(&self) -> Option<Outcome> {
+        self.outcome_with(self.has_legal_move())
+    }
+
+    /// [`Position::outcome`] for a caller that already knows whether the side
+    /// to move has a legal move (the generator, which generates the moves of
+    /// a placement once for all its counter states).
+    pub(crate) fn outcome_with(&self, has_legal_move: bool) -> Option<Outcome> {
         let over = |wdl, ending| Some(Outcome { wdl, ending });
         let us = self.turn();
         if self.pieces(us).is_empty() {
             return over(Wdl::Loss, Ending::NoPieces);
         }
-        if !self.has_legal_move() {
+        if !has_legal_move {
             return over(Wdl::Loss, Ending::NoLegalMove);
         }
         match self.rules() {
