@@ -640,7 +640,9 @@ fn init_state(
         None => scratch.internal,
         blocked => {
             let moves = scratch.moves.iter();
-            moves.filter(|m| is_internal(m) && legal_with_block(m, blocked)).count() as u32
+            moves
+                .filter(|m| is_internal(m) && legal_with_block(m, blocked))
+                .count() as u32
         }
     };
     let leaves = scratch.internal < scratch.moves.len() as u32;
