@@ -403,19 +403,32 @@ impl MaterialIndex {
     /// counter combination `c` (below [`MaterialIndex::counters_per_placement`]),
     /// the inverse of [`MaterialIndex::counters_offset`].
     pub(crate) fn set_counters(&self, pos: &mut Position, c: u64) {
-        let s = c % self.s_size;
-        let rest = c / self.s_size;
-        let t_b = rest % self.t_opp;
-        let t_w = rest / self.t_opp;
-        let state = |t: u64, kings_mask: u64| -> Option<KingCount> {
+        // Called for every state the generator visits: small divisors are
+        // common (1 where a counter does not apply), so skip those divisions.
+        let c = c as u32;
+        let (s_size, t_opp) = (self.s_size as u32, self.t_opp as u32);
+        let (s, rest) = if s_size == 1 {
+            (0, c)
+        } else {
+            (c % s_size, c / s_size)
+        };
+        let (t_b, t_w) = if t_opp == 1 {
+            (0, rest)
+        } else {
+            (rest % t_opp, rest / t_opp)
+        };
+        let state = |t: u32, kings_mask: u64| -> Option<KingCount> {
             if t == 0 {
                 return None;
             }
-            let i = ((t - 1) / 3) as u32;
-            let count = ((t - 1) % 3) as u8 + 1;
+            // The (t-1)/3-th king: drop the lower ones (a side has few kings).
+            let mut kings = kings_mask;
+            for _ in 0..(t - 1) / 3 {
+                kings &= kings - 1;
+            }
             Some(KingCount {
-                square: Square::from_index(nth_bit(kings_mask, i) as usize),
-                count,
+                square: Square::from_index(kings.trailing_zeros() as usize),
+                count: ((t - 1) % 3) as u8 + 1,
             })
         };
         pos.three = [
