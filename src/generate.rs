@@ -44,7 +44,7 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU16, AtomicU8, Ordering::SeqCst};
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 
 /// A solved value: result for the side to move and distance to win in plies
 /// (0 for draws and finished games).
@@ -231,21 +231,78 @@ pub fn successor_materials(m: Material) -> Vec<Material> {
     out
 }
 
-/// Per-state working values of a batch of slices, as atomics.
+/// Per-state working values of a batch of slices, each state's packed into
+/// one atomic word ([`Cell`]) so that visiting a predecessor touches one cache
+/// line: propagation visits predecessors all over the batch, and with the
+/// fields in separate arrays each visit cost up to four cache misses.
 struct Work {
-    result: Vec<AtomicU16>,
-    remaining: Vec<AtomicU8>,
-    best_win: Vec<AtomicU16>,
-    longest_reply: Vec<AtomicU16>,
+    cells: Vec<AtomicU64>,
+}
+
+/// One state's working values: bits 0-15 its final value ([`Value::pack`], 0
+/// while open), 16-23 the replies left that do not lose, 24-39 the shortest
+/// win found so far ([`NO_WIN`] if none), 40-55 the longest reply that loses
+/// (the opponent's longest win) so far.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Cell(u64);
+
+impl Cell {
+    const OPEN: Cell = Cell((NO_WIN as u64) << 24);
+
+    #[inline]
+    fn result(self) -> u16 {
+        self.0 as u16
+    }
+    #[inline]
+    fn remaining(self) -> u8 {
+        (self.0 >> 16) as u8
+    }
+    #[inline]
+    fn best_win(self) -> u16 {
+        (self.0 >> 24) as u16
+    }
+    #[inline]
+    fn longest_reply(self) -> u16 {
+        (self.0 >> 40) as u16
+    }
+    #[inline]
+    fn with_result(self, v: u16) -> Cell {
+        Cell(self.0 & !0xFFFF | v as u64)
+    }
+    #[inline]
+    fn with_remaining(self, r: u8) -> Cell {
+        Cell(self.0 & !(0xFF << 16) | (r as u64) << 16)
+    }
+    #[inline]
+    fn with_best_win(self, d: u16) -> Cell {
+        Cell(self.0 & !(0xFFFF << 24) | (d as u64) << 24)
+    }
+    #[inline]
+    fn with_longest_reply(self, d: u16) -> Cell {
+        Cell(self.0 & !(0xFFFF << 40) | (d as u64) << 40)
+    }
 }
 
 impl Work {
     fn new(n: usize) -> Work {
         Work {
-            result: (0..n).map(|_| AtomicU16::new(0)).collect(),
-            remaining: (0..n).map(|_| AtomicU8::new(0)).collect(),
-            best_win: (0..n).map(|_| AtomicU16::new(NO_WIN)).collect(),
-            longest_reply: (0..n).map(|_| AtomicU16::new(0)).collect(),
+            cells: (0..n).map(|_| AtomicU64::new(Cell::OPEN.0)).collect(),
+        }
+    }
+
+    #[inline]
+    fn set(&self, g: usize, c: Cell) {
+        self.cells[g].store(c.0, SeqCst)
+    }
+
+    /// Apply `f` to state `g`'s cell atomically; `f` returns the new cell, or
+    /// `None` to leave it. Returns the cell `f` was last applied to and whether
+    /// the update happened.
+    #[inline]
+    fn update(&self, g: usize, mut f: impl FnMut(Cell) -> Option<Cell>) -> (Cell, bool) {
+        match self.cells[g].fetch_update(SeqCst, SeqCst, |c| f(Cell(c)).map(|n| n.0)) {
+            Ok(c) => (Cell(c), true),
+            Err(c) => (Cell(c), false),
         }
     }
 }
@@ -354,7 +411,7 @@ fn batches(tables: &[&MaterialIndex], batch_states: u64) -> Vec<Vec<Slice>> {
     out
 }
 
-/// States per batch: about 19 bytes each of working memory.
+/// States per batch: about [`BYTES_PER_BATCH_STATE`] bytes each of working memory.
 const BATCH_STATES: u64 = 1 << 25;
 
 /// Solve one batch of slices; every slice its man moves lead to is solved already.
@@ -366,31 +423,28 @@ fn solve_batch(
 ) -> Vec<u16> {
     let symmetric = tables.len() == 1;
     let other_table = |t: usize| if symmetric { 0 } else { 1 - t };
-    let mut offsets = Vec::with_capacity(parts.len() + 1);
-    offsets.push(0u64);
-    for p in parts {
-        offsets.push(offsets.last().unwrap() + tables[p.table].slice_len);
-    }
-    let total = *offsets.last().unwrap();
-    let part_of: HashMap<Slice, usize, FastMap> =
-        parts.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+    // The two tables of a pair have slices of one length (the flip swaps the
+    // sides' kings and counters, which leaves the products unchanged), so
+    // part `i` of the batch starts at `i * len`.
+    let len = tables[0].slice_len;
+    let total = parts.len() as u64 * len;
+    let part_of: HashMap<Slice, u64, FastMap> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| (p, i as u64))
+        .collect();
     // Batch position of a state of table `t`, which must lie in this batch.
     let local = |t: usize, idx: u64| -> u64 {
-        let len = tables[t].slice_len;
         let part = part_of[&Slice {
             table: t,
             slice: idx / len,
         }];
-        offsets[part] + idx % len
+        part * len + idx % len
     };
     // Table and index of a batch position.
     let global = |g: u64| -> (usize, u64) {
-        let part = offsets.partition_point(|&o| o <= g) - 1;
-        let p = parts[part];
-        (
-            p.table,
-            p.slice * tables[p.table].slice_len + (g - offsets[part]),
-        )
+        let p = parts[(g / len) as usize];
+        (p.table, p.slice * len + g % len)
     };
     let work = Work::new(total as usize);
 
@@ -470,18 +524,19 @@ fn solve_batch(
                 for &e in chunk {
                     let win = e & WIN_BIT != 0;
                     let g = (e & !WIN_BIT) as usize;
-                    if win && work.best_win[g].load(SeqCst) != d as u16 {
-                        continue; // a shorter win was found since
-                    }
                     let value = Value {
                         wdl: if win { Wdl::Win } else { Wdl::Loss },
                         dtw: d as u16,
                     };
-                    if work.result[g]
-                        .compare_exchange(0, value.pack(), SeqCst, SeqCst)
-                        .is_err()
-                    {
-                        continue; // already final
+                    let (_, finalised) = work.update(g, |c| {
+                        if c.result() != 0 || (win && c.best_win() != d as u16) {
+                            None // already final, or a shorter win was found since
+                        } else {
+                            Some(c.with_result(value.pack()))
+                        }
+                    });
+                    if !finalised {
+                        continue;
                     }
                     let (t, idx) = global(g as u64);
                     let ot = other_table(t);
@@ -512,26 +567,34 @@ fn solve_batch(
                             cache.get(p, || (0, local(ot, ix.placement_base(&p.flip()))));
                         let j = (start + ix.counters_offset(p)) as usize;
                         debug_assert_eq!(j as u64, local(ot, ix.index(p)));
-                        if work.result[j].load(SeqCst) != 0 {
-                            return;
-                        }
                         if win {
-                            work.longest_reply[j].fetch_max(d as u16, SeqCst);
-                            if work.remaining[j].fetch_sub(1, SeqCst) == 1
-                                && work.best_win[j].load(SeqCst) == NO_WIN
-                            {
-                                let dtw = 1 + work.longest_reply[j].load(SeqCst);
+                            // One fewer reply that does not lose; the last one
+                            // refuted makes the state lost (unless it can win).
+                            let (c, done) = work.update(j, |c| {
+                                (c.result() == 0).then(|| {
+                                    c.with_remaining(c.remaining() - 1)
+                                        .with_longest_reply(c.longest_reply().max(d as u16))
+                                })
+                            });
+                            if done && c.remaining() == 1 && c.best_win() == NO_WIN {
+                                let dtw = 1 + c.longest_reply().max(d as u16);
                                 out.push((dtw, j as u64));
                             }
                         } else {
                             let dtw = d as u16 + 1;
-                            if work.best_win[j].fetch_min(dtw, SeqCst) > dtw {
+                            let (_, shorter) = work.update(j, |c| {
+                                (c.result() == 0 && c.best_win() > dtw)
+                                    .then(|| c.with_best_win(dtw))
+                            });
+                            if shorter {
                                 out.push((dtw, WIN_BIT | j as u64));
                             }
                         }
                     };
                     for &(from, to) in &retro_moves {
-                        undoing.emit(&pos, from, to, true, &mut visit);
+                        if undoing.king_may_have_moved_to(to) {
+                            undoing.emit(&pos, from, to, true, &mut visit);
+                        }
                     }
                 }
                 out
@@ -544,9 +607,9 @@ fn solve_batch(
     }
 
     // 3. The rest are draws.
-    work.result
+    work.cells
         .into_iter()
-        .map(|r| match r.into_inner() {
+        .map(|c| match Cell(c.into_inner()).result() {
             0 => Value {
                 wdl: Wdl::Draw,
                 dtw: 0,
@@ -649,7 +712,10 @@ fn init_state(
     if let Some(o) = pos.outcome_with(internal > 0 || leaves) {
         match o.wdl {
             Wdl::Loss => out.push((0, g)),
-            _ => w.result[gi].store(Value { wdl: o.wdl, dtw: 0 }.pack(), SeqCst),
+            _ => w.set(
+                gi,
+                Cell::OPEN.with_result(Value { wdl: o.wdl, dtw: 0 }.pack()),
+            ),
         }
         return;
     }
@@ -667,27 +733,28 @@ fn init_state(
     };
     if internal == 0 {
         if best_win != NO_WIN {
-            w.best_win[gi].store(best_win, SeqCst);
+            w.set(gi, Cell::OPEN.with_best_win(best_win));
             out.push((best_win, WIN_BIT | g));
         } else if draw {
-            w.result[gi].store(
-                Value {
-                    wdl: Wdl::Draw,
-                    dtw: 0,
-                }
-                .pack(),
-                SeqCst,
-            );
+            let draw = Value {
+                wdl: Wdl::Draw,
+                dtw: 0,
+            };
+            w.set(gi, Cell::OPEN.with_result(draw.pack()));
         } else {
             out.push((longest + 1, g));
         }
         return;
     }
     // A drawing escape counts as a reply that is never refuted.
-    w.remaining[gi].store((internal + u32::from(draw)) as u8, SeqCst);
-    w.longest_reply[gi].store(longest, SeqCst);
+    w.set(
+        gi,
+        Cell::OPEN
+            .with_remaining((internal + u32::from(draw)) as u8)
+            .with_longest_reply(longest)
+            .with_best_win(best_win),
+    );
     if best_win != NO_WIN {
-        w.best_win[gi].store(best_win, SeqCst);
         out.push((best_win, WIN_BIT | g));
     }
 }
@@ -809,6 +876,8 @@ pub fn solve_pair(
             store,
         });
     }
+    // Batches lay out slices of both tables at multiples of one length.
+    assert!(tables.iter().all(|t| t.slice_len == tables[0].slice_len));
     let skipped: u64 = batches[..done_batches.min(batches.len())]
         .iter()
         .flatten()
@@ -1184,9 +1253,9 @@ pub struct Plan {
     pub memory_limit: Option<u64>,
 }
 
-/// Bytes of working memory per state of a batch: the per-state atomics (7
-/// bytes) and about one and a half bucket entries (8 bytes each).
-pub const BYTES_PER_BATCH_STATE: u64 = 19;
+/// Bytes of working memory per state of a batch: the per-state atomic word
+/// (8 bytes) and about one and a half bucket entries (8 bytes each).
+pub const BYTES_PER_BATCH_STATE: u64 = 20;
 
 /// Estimated peak memory for solving the pair of `m`: one batch of slices, the
 /// decoded sub-tables, the compressed blocks of the output, and the work files

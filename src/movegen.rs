@@ -258,6 +258,39 @@ pub(crate) fn king_can_capture(k: Square, enemy: Bitboard, empty: Bitboard) -> b
     false
 }
 
+/// Every square from which a king could make a first jump, given the enemy
+/// pieces and the empty squares ([`king_can_capture`] for all squares at
+/// once): for each enemy piece with an empty square behind it in some
+/// direction, the squares before it on the opposite ray, up to the first
+/// occupied one. The answer for a square does not depend on whether that
+/// square itself counts as empty.
+pub(crate) fn king_capture_origins(enemy: Bitboard, empty: Bitboard) -> Bitboard {
+    let occupied = !empty;
+    let mut origins = 0u64;
+    for e in enemy.squares() {
+        for d in Direction::ALL {
+            if NEIGHBOUR_BIT[e.index()][d as usize] & empty.0 == 0 {
+                continue; // nowhere to land
+            }
+            let back = d.opposite() as usize;
+            let ray = RAY_BITS[e.index()][back];
+            let blockers = ray & occupied.0;
+            origins |= if blockers == 0 {
+                ray
+            } else {
+                let bit = if increasing(back) {
+                    blockers.trailing_zeros()
+                } else {
+                    63 - blockers.leading_zeros()
+                };
+                // The ray up to, not including, the nearest occupied square.
+                ray & !(RAY_BITS[square_of_bit(bit)][back] | 1u64 << bit)
+            };
+        }
+    }
+    Bitboard(origins)
+}
+
 /// Depth-first search over capture sequences of one piece.
 struct CaptureGen<'a> {
     rules: RuleSet,
@@ -359,5 +392,50 @@ impl CaptureGen<'_> {
             self.king,
             promotes,
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `king_capture_origins` answers `king_can_capture` for every square at
+    /// once, on boards of every density (a fixed pseudo-random sequence).
+    #[test]
+    fn capture_origins_agree_with_the_one_square_test() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut origins_seen = 0;
+        for round in 0..4000 {
+            let (mut enemy, mut own) = (Bitboard::EMPTY, Bitboard::EMPTY);
+            let pieces = 1 + round % 12;
+            for _ in 0..pieces {
+                let sq = Square::from_index((next() % 50) as usize);
+                if next() % 2 == 0 {
+                    enemy = enemy.with(sq);
+                } else {
+                    own = own.with(sq);
+                }
+            }
+            own = own & !enemy;
+            let empty = !(enemy | own);
+            let origins = king_capture_origins(enemy, empty);
+            for i in 0..50 {
+                let s = Square::from_index(i);
+                if enemy.contains(s) || own.contains(s) {
+                    continue;
+                }
+                let one = king_can_capture(s, enemy, empty.without(s));
+                assert_eq!(one, king_can_capture(s, enemy, empty));
+                assert_eq!(origins.contains(s), one, "square {}", s.number());
+                origins_seen += usize::from(one);
+            }
+        }
+        assert!(origins_seen > 1000);
     }
 }

@@ -20,7 +20,7 @@
 
 use crate::bitboard::Bitboard;
 use crate::geometry::{Direction, Square};
-use crate::movegen::{for_each_free_diagonal_square, king_can_capture};
+use crate::movegen::{for_each_free_diagonal_square, king_capture_origins};
 use crate::piece::Side;
 use crate::position::Position;
 use crate::rules::{KingCount, RuleSet, SevenMove, THREE_MOVE_LIMIT};
@@ -67,7 +67,11 @@ pub fn predecessors_of(pos: &Position, undo: Undo, mut f: impl FnMut(&Position))
             }
         }
     }
-    for_each_king_retro_move(pos, |from, to| undoing.emit(pos, from, to, true, &mut f));
+    for_each_king_retro_move(pos, |from, to| {
+        if undoing.king_may_have_moved_to(to) {
+            undoing.emit(pos, from, to, true, &mut f)
+        }
+    });
 }
 
 /// `pos` with the mover's piece on `to` put back on `from`, the mover to move
@@ -95,23 +99,27 @@ pub(crate) fn for_each_king_retro_move(pos: &Position, mut g: impl FnMut(Square,
         // A piece of one's own can only take captures away (it blocks a path
         // or a landing square). So when the mover's other pieces cannot capture
         // with this king off the board, a predecessor has a capture exactly when
-        // the king can capture from its origin: one ray test instead of a
-        // capture test of every piece, for each origin.
+        // the king can capture from its origin: the squares it could capture
+        // from are found once, instead of a capture test for each origin.
         let mut without = *pos;
         without.turn = mover;
         without.pieces[mover.index()] = without.pieces[mover.index()].without(to);
         without.kings = without.kings.without(to);
-        let king_alone = !without.has_capture();
-        for_each_free_diagonal_square(to, empty, |from| {
-            let capture = if king_alone {
-                king_can_capture(from, enemy, empty.without(from).with(to))
-            } else {
-                moved(pos, mover, from, to, true).has_capture()
-            };
-            if !capture {
-                g(from, to)
-            }
-        });
+        if without.has_capture() {
+            for_each_free_diagonal_square(to, empty, |from| {
+                if !moved(pos, mover, from, to, true).has_capture() {
+                    g(from, to)
+                }
+            });
+        } else {
+            // The squares a king could capture from, with this one lifted.
+            let origins = king_capture_origins(enemy, empty.with(to));
+            for_each_free_diagonal_square(to, empty, |from| {
+                if !origins.contains(from) {
+                    g(from, to)
+                }
+            });
+        }
     }
 }
 
@@ -160,6 +168,14 @@ impl Undoing {
             rule_applies: pos.men(mover).any() && pos.kings(mover).any(),
             after_state: pos.three_move(mover),
         })
+    }
+
+    /// Whether an ordinary move of the king that now stands on `to` can have
+    /// led to the position: where the three-move rule applies, the mover's
+    /// three-move state names the king that moved last, if any moved.
+    #[inline]
+    pub(crate) fn king_may_have_moved_to(&self, to: Square) -> bool {
+        !self.rule_applies || matches!(self.after_state, Some(kc) if kc.square == to)
     }
 
     /// Call `f` with every predecessor of `pos` by the ordinary move

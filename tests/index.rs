@@ -144,3 +144,23 @@ fn size_matches_a_brute_force_count_up_to_three_pieces() {
         );
     }
 }
+
+/// The generator lays out the slices of a material and of its colour flip
+/// at multiples of one length, so the two must have slices of equal size.
+#[test]
+fn a_material_and_its_flip_have_slices_of_one_length() {
+    for rules in RuleSet::ALL {
+        for m in Material::all(7) {
+            let (a, b) = (
+                MaterialIndex::new(m, rules),
+                MaterialIndex::new(m.flip(), rules),
+            );
+            assert_eq!(a.slice_len(), b.slice_len(), "{m} {rules}");
+            assert_eq!(
+                a.counters_per_placement(),
+                b.counters_per_placement(),
+                "{m} {rules}"
+            );
+        }
+    }
+}
