@@ -422,7 +422,7 @@ mod tests {
                     own = own.with(sq);
                 }
             }
-            own = own & !enemy;
+            own &= !enemy;
             let empty = !(enemy | own);
             let origins = king_capture_origins(enemy, empty);
             for i in 0..50 {
