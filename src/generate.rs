@@ -232,9 +232,9 @@ pub fn successor_materials(m: Material) -> Vec<Material> {
 }
 
 /// Per-state working values of a batch of slices, each state's packed into
-/// one atomic word ([`Cell`]) so that visiting a predecessor touches one cache
-/// line: propagation visits predecessors all over the batch, and with the
-/// fields in separate arrays each visit cost up to four cache misses.
+/// one atomic word ([`Cell`]): every update of a state (finalising it,
+/// counting down its replies, recording a shorter win) is one
+/// compare-and-swap of that word, and touches one cache line.
 struct Work {
     cells: Vec<AtomicU64>,
 }
