@@ -1123,7 +1123,7 @@ pub fn is_complete(dir: &Path, material: Material, rules: RuleSet) -> bool {
     })
 }
 
-/// The decoded values of a finished table (packed as [`Value::pack`]).
+/// The decoded values of a finished table (packed as `Value::pack` does).
 pub fn load_values(
     dir: &Path,
     material: Material,

@@ -127,7 +127,7 @@ fn needed_materials(material: Material) -> Vec<Material> {
 }
 
 /// Estimated peak memory, in bytes, of verifying `material`: 2 bytes per state
-/// of every table in [`needed_materials`], one step of the table's own values,
+/// of every table that `needed_materials` lists, one step of the table's own values,
 /// and a margin for the per-thread move lists, caches and allocator slack. On
 /// the lidraughts five-piece tables it was above every measured peak, by 1-10%
 /// for those above 1 GB (up to 9.4 GB, KMMvKM; BENCHMARKS.md).
