@@ -464,20 +464,21 @@ fn solve_batch(
             };
             // The states of one placement (they differ only in counters) are
             // consecutive, in one part of the batch: find the table and index
-            // of the first, step from there.
-            let (mut t, mut idx, mut placement_end) = (0, 0, 0);
+            // of the first, then step through its counter combinations.
+            let (mut t, mut counters, mut placement_end) = (0, 0, 0);
             for g in c * CHUNK..((c + 1) * CHUNK).min(total) {
                 if g < placement_end {
-                    idx += 1;
+                    counters += 1;
                 } else {
+                    let idx;
                     (t, idx) = global(g);
                     let per = tables[t].index.counters_per_placement();
-                    placement_end = g + per - idx % per;
+                    counters = idx % per;
+                    placement_end = g + per - counters;
                     scratch.enter(&tables[t].index, idx / per);
                 }
                 let ix = &tables[t].index;
                 let mut pos = scratch.pos;
-                let counters = idx % ix.counters_per_placement();
                 ix.set_counters(&mut pos, counters);
                 init_state(
                     &work,
