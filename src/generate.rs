@@ -36,7 +36,7 @@ use crate::material::Material;
 use crate::moves::{Move, MoveList};
 use crate::piece::Side;
 use crate::position::Position;
-use crate::retro::{for_each_king_retro_move, Undoing};
+use crate::retro::{for_each_king_retro_move, moved, Undoing};
 use crate::rules::{RuleSet, Wdl};
 use crate::table::{self, Metric, TableData, TableError, TableFile};
 use memmap2::{MmapMut, UncheckedAdvice};
@@ -290,6 +290,23 @@ impl Work {
         }
     }
 
+    /// Ask the processor to bring state `g`'s cell into the cache, without
+    /// waiting for it.
+    #[inline]
+    fn prefetch(&self, g: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(cell) = self.cells.get(g) {
+            // SAFETY: a prefetch is only a hint; it reads nothing and cannot
+            // fault, and the pointer is to a live element anyway.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>(cell.as_ptr() as *const i8);
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = g;
+    }
+
     #[inline]
     fn set(&self, g: usize, c: Cell) {
         self.cells[g].store(c.0, SeqCst)
@@ -308,6 +325,10 @@ impl Work {
 }
 
 const NO_WIN: u16 = u16::MAX;
+
+/// How many steps ahead the propagation prefetches the cells it will update:
+/// enough to cover a memory access, few enough to stay in the cache.
+const PREFETCH_AHEAD: usize = 16;
 
 /// Stand-in for values a failed read could not deliver (a draw): the tables
 /// written from them are removed and the error reported.
@@ -522,24 +543,39 @@ fn solve_batch(
                 // The king retro-moves into the current placement: they depend
                 // on the pieces only, not on the counters.
                 let mut retro_moves: Vec<(Square, Square)> = Vec::new();
-                for &e in chunk {
+                // The cells touched here lie anywhere in the batch (hundreds of
+                // megabytes), so each access would wait for memory: first the
+                // entries are finalised, then their predecessors are collected,
+                // then updated, each pass prefetching the cells a few steps
+                // ahead so that the memory accesses overlap.
+                let mut finalised = Vec::with_capacity(chunk.len());
+                for (k, &e) in chunk.iter().enumerate() {
+                    if let Some(&ahead) = chunk.get(k + PREFETCH_AHEAD) {
+                        work.prefetch((ahead & !WIN_BIT) as usize);
+                    }
                     let win = e & WIN_BIT != 0;
                     let g = (e & !WIN_BIT) as usize;
                     let value = Value {
                         wdl: if win { Wdl::Win } else { Wdl::Loss },
                         dtw: d as u16,
                     };
-                    let (_, finalised) = work.update(g, |c| {
+                    let (_, done) = work.update(g, |c| {
                         if c.result() != 0 || (win && c.best_win() != d as u16) {
                             None // already final, or a shorter win was found since
                         } else {
                             Some(c.with_result(value.pack()))
                         }
                     });
-                    if !finalised {
-                        continue;
+                    if done {
+                        finalised.push(e);
                     }
-                    let (t, idx) = global(g as u64);
+                }
+                // Predecessors to update: batch position, with WIN_BIT if the
+                // finalised state was a win.
+                let mut visits: Vec<u64> = Vec::with_capacity(4 * finalised.len());
+                for &e in &finalised {
+                    let win_bit = e & WIN_BIT;
+                    let (t, idx) = global(e & !WIN_BIT);
                     let ot = other_table(t);
                     // Entries of one placement (other counters) often follow each
                     // other: unrank the placement once for them.
@@ -557,44 +593,52 @@ fn solve_batch(
                     let Some(undoing) = Undoing::new(&pos) else {
                         continue; // no ordinary move leads here
                     };
-                    // Predecessors share placements (they differ in counters), and
-                    // so do those of neighbouring entries: rank each placement (and
-                    // find its place in the batch) once. Predecessors have the other
-                    // side to move; only the placement is ranked in its White-to-move
-                    // form, the counters are read relative to the side to move.
+                    // The predecessors by one king move share a placement and
+                    // differ only in the mover's three-move state: rank the
+                    // placement once per move (neighbouring entries share
+                    // them too, hence the cache), and add the counter codes.
+                    // Predecessors have the other side to move; only the
+                    // placement is ranked in its White-to-move form, the
+                    // counters are coded relative to the side to move.
                     let ix = &tables[ot].index;
-                    let mut visit = |p: &Position| {
-                        let (_, start) =
-                            cache.get(p, || (0, local(ot, ix.placement_base(&p.flip()))));
-                        let j = (start + ix.counters_offset(p)) as usize;
-                        debug_assert_eq!(j as u64, local(ot, ix.index(p)));
-                        if win {
-                            // One fewer reply that does not lose; the last one
-                            // refuted makes the state lost (unless it can win).
-                            let (c, done) = work.update(j, |c| {
-                                (c.result() == 0).then(|| {
-                                    c.with_remaining(c.remaining() - 1)
-                                        .with_longest_reply(c.longest_reply().max(d as u16))
-                                })
-                            });
-                            if done && c.remaining() == 1 && c.best_win() == NO_WIN {
-                                let dtw = 1 + c.longest_reply().max(d as u16);
-                                out.push((dtw, j as u64));
-                            }
-                        } else {
-                            let dtw = d as u16 + 1;
-                            let (_, shorter) = work.update(j, |c| {
-                                (c.result() == 0 && c.best_win() > dtw)
-                                    .then(|| c.with_best_win(dtw))
-                            });
-                            if shorter {
-                                out.push((dtw, WIN_BIT | j as u64));
-                            }
-                        }
-                    };
+                    let preds = PredecessorCounters::new(ix, &undoing, &pos);
                     for &(from, to) in &retro_moves {
-                        if undoing.king_may_have_moved_to(to) {
-                            undoing.emit(&pos, from, to, true, &mut visit);
+                        if !undoing.king_may_have_moved_to(to) {
+                            continue;
+                        }
+                        let p = moved(&pos, undoing.mover(), from, to, true);
+                        let (_, start) =
+                            cache.get(&p, || (0, local(ot, ix.placement_base(&p.flip()))));
+                        preds.for_each(&p, from, to, |offset| {
+                            visits.push(win_bit | (start + offset))
+                        });
+                    }
+                }
+                for (k, &v) in visits.iter().enumerate() {
+                    if let Some(&ahead) = visits.get(k + PREFETCH_AHEAD) {
+                        work.prefetch((ahead & !WIN_BIT) as usize);
+                    }
+                    let j = (v & !WIN_BIT) as usize;
+                    if v & WIN_BIT != 0 {
+                        // One fewer reply that does not lose; the last one
+                        // refuted makes the state lost (unless it can win).
+                        let (c, done) = work.update(j, |c| {
+                            (c.result() == 0).then(|| {
+                                c.with_remaining(c.remaining() - 1)
+                                    .with_longest_reply(c.longest_reply().max(d as u16))
+                            })
+                        });
+                        if done && c.remaining() == 1 && c.best_win() == NO_WIN {
+                            let dtw = 1 + c.longest_reply().max(d as u16);
+                            out.push((dtw, j as u64));
+                        }
+                    } else {
+                        let dtw = d as u16 + 1;
+                        let (_, shorter) = work.update(j, |c| {
+                            (c.result() == 0 && c.best_win() > dtw).then(|| c.with_best_win(dtw))
+                        });
+                        if shorter {
+                            out.push((dtw, WIN_BIT | j as u64));
                         }
                     }
                 }
@@ -619,6 +663,46 @@ fn solve_batch(
             v => v,
         })
         .collect()
+}
+
+/// The counter parts of the indexes of a state's predecessors by king moves,
+/// computed from codes instead of from each predecessor position: the
+/// predecessors by one move share their placement and differ only in the
+/// mover's three-move state ([`Undoing::for_each_mover_state`]).
+struct PredecessorCounters<'a> {
+    ix: &'a MaterialIndex,
+    undoing: &'a Undoing,
+    /// The code of the predecessors' opponent's three-move state and their draw counter.
+    t_opp: u64,
+    s: u64,
+}
+
+impl<'a> PredecessorCounters<'a> {
+    /// For the predecessors of `pos` (indexed by `ix`, their material's index).
+    #[inline]
+    fn new(ix: &'a MaterialIndex, undoing: &'a Undoing, pos: &Position) -> Self {
+        let mover = undoing.mover();
+        let stm = mover.opponent();
+        PredecessorCounters {
+            ix,
+            undoing,
+            t_opp: ix.three_move_code(mover, false, pos.kings(stm), pos.three_move(stm)),
+            s: ix.draw_counter_code(mover, undoing.seven(), undoing.plies()),
+        }
+    }
+
+    /// Call `f` with the counter offset of each predecessor by the king move
+    /// `from`-`to`, whose pieces `p` has, in the order of [`Undoing::emit`].
+    #[inline]
+    fn for_each(&self, p: &Position, from: Square, to: Square, mut f: impl FnMut(u64)) {
+        let mover = self.undoing.mover();
+        let kings = p.kings(mover);
+        self.undoing
+            .for_each_mover_state(kings, from, to, true, |state| {
+                let t_stm = self.ix.three_move_code(mover, true, kings, state);
+                f(self.ix.counters_offset_of(t_stm, self.t_opp, self.s))
+            });
+    }
 }
 
 /// Per-thread scratch of the initialisation: the current placement, what
@@ -1407,6 +1491,47 @@ pub fn run(plan: &Plan, progress: &dyn Progress) -> Result<Vec<TableStats>, Gene
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::retro::for_each_king_retro_move;
+
+    /// The predecessors' indexes computed from counter codes equal those of
+    /// the predecessor positions themselves, for every king retro-move of
+    /// sampled states of materials with each kind of counter.
+    #[test]
+    fn predecessor_indexes_from_codes_match_the_positions() {
+        let mut checked = 0;
+        for rules in [RuleSet::Official, RuleSet::Lidraughts] {
+            for name in [
+                "KMvKM", "KKMvK", "KMvKK", "KKvK", "KvKK", "KvK", "KKMvKM", "KMvKKM",
+            ] {
+                let m: Material = name.parse().unwrap();
+                let ix = MaterialIndex::new(m, rules);
+                let pred_ix = MaterialIndex::new(m.flip(), rules);
+                for idx in (0..ix.size()).step_by((ix.size() / 20_000).max(1) as usize) {
+                    let pos = ix.position(idx);
+                    let Some(undoing) = Undoing::new(&pos) else {
+                        continue;
+                    };
+                    let preds = PredecessorCounters::new(&pred_ix, &undoing, &pos);
+                    for_each_king_retro_move(&pos, |from, to| {
+                        if !undoing.king_may_have_moved_to(to) {
+                            return;
+                        }
+                        let p = moved(&pos, undoing.mover(), from, to, true);
+                        let base = pred_ix.placement_base(&p.flip());
+                        let mut fast = Vec::new();
+                        preds.for_each(&p, from, to, |o| fast.push(base + o));
+                        let mut slow = Vec::new();
+                        undoing.emit(&pos, from, to, true, &mut |q: &Position| {
+                            slow.push(pred_ix.index(q))
+                        });
+                        assert_eq!(fast, slow, "{name} {rules:?} state {idx}, {from:?}-{to:?}");
+                        checked += fast.len();
+                    });
+                }
+            }
+        }
+        assert!(checked > 100_000, "only {checked} predecessors checked");
+    }
 
     /// The moves of a placement with no counters, filtered for the blocked
     /// king, are exactly the legal moves of each of its counter states.

@@ -310,28 +310,57 @@ impl MaterialIndex {
     #[inline]
     pub(crate) fn counters_offset(&self, pos: &Position) -> u64 {
         let stm = pos.turn();
-        let t_of = |side: Side, size: u64| -> u64 {
-            match pos.three_move(side) {
-                Some(kc) if size > 1 => {
-                    let kings = pos.kings(side).to_plain();
-                    let bit = 1u64 << kc.square.index();
-                    // The king's rank among its side's kings in the White-to-move form.
-                    let before = if stm == Side::White {
-                        kings & (bit - 1)
-                    } else {
-                        kings & !(bit | (bit - 1))
-                    };
-                    1 + 3 * before.count_ones() as u64 + (kc.count as u64 - 1)
-                }
-                _ => 0,
+        let opp = stm.opponent();
+        self.counters_offset_of(
+            self.three_move_code(stm, true, pos.kings(stm), pos.three_move(stm)),
+            self.three_move_code(stm, false, pos.kings(opp), pos.three_move(opp)),
+            self.draw_counter_code(stm, pos.seven_move(), pos.plies()),
+        )
+    }
+
+    /// The counter offset from its three parts: the side to move's and the
+    /// opponent's three-move codes and the draw counter code.
+    #[inline]
+    pub(crate) fn counters_offset_of(&self, t_stm: u64, t_opp: u64, s: u64) -> u64 {
+        (t_stm * self.t_opp + t_opp) * self.s_size + s
+    }
+
+    /// The code of one side's three-move state `state`, its kings being
+    /// `kings`, in a position with `stm` to move; `own` tells whether the side
+    /// is the side to move. 0 where the rule does not apply.
+    #[inline]
+    pub(crate) fn three_move_code(
+        &self,
+        stm: Side,
+        own: bool,
+        kings: Bitboard,
+        state: Option<KingCount>,
+    ) -> u64 {
+        let size = if own { self.t_stm } else { self.t_opp };
+        match state {
+            Some(kc) if size > 1 => {
+                let kings = kings.to_plain();
+                let bit = 1u64 << kc.square.index();
+                // The king's rank among its side's kings in the White-to-move form.
+                let before = if stm == Side::White {
+                    kings & (bit - 1)
+                } else {
+                    kings & !(bit | (bit - 1))
+                };
+                1 + 3 * before.count_ones() as u64 + (kc.count as u64 - 1)
             }
-        };
-        let t_w = t_of(stm, self.t_stm);
-        let t_b = t_of(stm.opponent(), self.t_opp);
-        let s = match self.special {
+            _ => 0,
+        }
+    }
+
+    /// The code of the draw counter (seven-move count or ply count) of a
+    /// position with `stm` to move.
+    #[inline]
+    pub(crate) fn draw_counter_code(&self, stm: Side, seven: Option<SevenMove>, plies: u8) -> u64 {
+        match self.special {
             Special::None => 0,
-            Special::Seven { .. } => pos.seven_move().map_or(0, |sm| sm.moves as u64),
-            Special::SevenCarried => match pos.seven_move() {
+            Special::Seven { .. } => seven.map_or(0, |sm| sm.moves as u64),
+            Special::SevenCarried => match seven {
                 Some(sm) if sm.moves >= SEVEN_MOVE_LIMIT => {
                     if sm.strong == stm {
                         1
@@ -341,9 +370,8 @@ impl MaterialIndex {
                 }
                 _ => 0,
             },
-            Special::Plies => pos.plies() as u64,
-        };
-        (t_w * self.t_opp + t_b) * self.s_size + s
+            Special::Plies => plies as u64,
+        }
     }
 
     /// The White-to-move position with index `idx` (which must be below [`MaterialIndex::size`]).

@@ -77,7 +77,7 @@ pub fn predecessors_of(pos: &Position, undo: Undo, mut f: impl FnMut(&Position))
 /// `pos` with the mover's piece on `to` put back on `from`, the mover to move
 /// (counters as in `pos`).
 #[inline]
-fn moved(pos: &Position, mover: Side, from: Square, to: Square, king: bool) -> Position {
+pub(crate) fn moved(pos: &Position, mover: Side, from: Square, to: Square, king: bool) -> Position {
     let mut p = *pos;
     p.turn = mover;
     p.pieces[mover.index()] = p.pieces[mover.index()].without(to).with(from);
@@ -178,6 +178,24 @@ impl Undoing {
         !self.rule_applies || matches!(self.after_state, Some(kc) if kc.square == to)
     }
 
+    /// The side that made the move being undone (the predecessors' side to move).
+    #[inline]
+    pub(crate) fn mover(&self) -> Side {
+        self.mover
+    }
+
+    /// The predecessors' seven-move count.
+    #[inline]
+    pub(crate) fn seven(&self) -> Option<SevenMove> {
+        self.seven
+    }
+
+    /// The predecessors' ply count.
+    #[inline]
+    pub(crate) fn plies(&self) -> u8 {
+        self.plies
+    }
+
     /// Call `f` with every predecessor of `pos` by the ordinary move
     /// `from`-`to` of the side that just moved, one per counter state. The
     /// move must be one whose origin position has no capture.
@@ -194,37 +212,51 @@ impl Undoing {
         let mut p = moved(pos, mover, from, to, king);
         p.seven = self.seven;
         p.plies = self.plies;
-        if !self.rule_applies {
-            p.three[mover.index()] = None;
+        let kings = p.kings(mover);
+        self.for_each_mover_state(kings, from, to, king, |state| {
+            p.three[mover.index()] = state;
             f(&p);
+        });
+    }
+
+    /// Call `f` with each three-move state of the mover that a predecessor by
+    /// the ordinary move `from`-`to` can have (the predecessors differ in
+    /// nothing else); `mover_kings` are the mover's kings before the move.
+    /// This is all [`Undoing::emit`] varies, so the generator can compute the
+    /// predecessors' indexes from it without building each position.
+    #[inline]
+    pub(crate) fn for_each_mover_state(
+        &self,
+        mover_kings: Bitboard,
+        from: Square,
+        to: Square,
+        king: bool,
+        mut f: impl FnMut(Option<KingCount>),
+    ) {
+        if !self.rule_applies {
+            f(None);
             return;
         }
-        let mover_kings = p.kings(mover);
         // Before the move: none, or any king (other than `exclude`) with any count.
-        let mut any_state = |exclude: Option<Square>, p: &mut Position| {
-            p.three[mover.index()] = None;
-            f(p);
+        let mut any_state = |exclude: Option<Square>| {
+            f(None);
             for k in mover_kings.squares().filter(|&k| Some(k) != exclude) {
                 for count in 1..=THREE_MOVE_LIMIT {
-                    p.three[mover.index()] = Some(KingCount { square: k, count });
-                    f(p);
+                    f(Some(KingCount { square: k, count }));
                 }
             }
         };
         if king {
             match self.after_state {
-                Some(kc) if kc.square == to && kc.count >= 2 => {
-                    p.three[mover.index()] = Some(KingCount {
-                        square: from,
-                        count: kc.count - 1,
-                    });
-                    f(&p);
-                }
-                Some(kc) if kc.square == to => any_state(Some(from), &mut p),
+                Some(kc) if kc.square == to && kc.count >= 2 => f(Some(KingCount {
+                    square: from,
+                    count: kc.count - 1,
+                })),
+                Some(kc) if kc.square == to => any_state(Some(from)),
                 _ => {}
             }
         } else if self.after_state.is_none() {
-            any_state(None, &mut p);
+            any_state(None);
         }
     }
 }
