@@ -45,6 +45,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::time::{Duration, Instant};
 
 /// A solved value: result for the side to move and distance to win in plies
 /// (0 for draws and finished games).
@@ -890,12 +891,14 @@ fn work_path(dir: &Path, m: Material, rules: RuleSet, ext: &str) -> PathBuf {
 }
 
 /// Solve the pair `{m, m.flip()}` slice by slice into work files in `dir`, then
-/// write its tables. Resumes from the work files of an interrupted run.
+/// write its tables. Resumes from the work files of an interrupted run, which
+/// record the finished batches every `checkpoint_every` and at the end.
 pub fn solve_pair(
     m: Material,
     rules: RuleSet,
     dir: &Path,
     solved: &Solved,
+    checkpoint_every: Duration,
     progress: &dyn Progress,
 ) -> Result<Vec<TableStats>, GenerateError> {
     let mats: Vec<Material> = if m.flip() == m {
@@ -969,6 +972,7 @@ pub fn solve_pair(
         .map(|p| tables[p.table].slice_len)
         .sum();
     progress.resumed(skipped);
+    let mut last_checkpoint = Instant::now();
     for (b, parts) in batches.iter().enumerate().skip(done_batches) {
         let values = solve_batch(&tables, parts, solved, &|n| progress.advance(n));
         let mut at = 0usize;
@@ -976,28 +980,37 @@ pub fn solve_pair(
             let t = &mut tables[p.table];
             let len = t.slice_len as usize;
             let start = 2 * (p.slice * t.slice_len) as usize;
-            for (k, v) in values[at..at + len].iter().enumerate() {
-                t.store[start + 2 * k..start + 2 * k + 2].copy_from_slice(&v.to_le_bytes());
-            }
+            const CHUNK: usize = 1 << 15;
+            t.store[start..start + 2 * len]
+                .par_chunks_mut(2 * CHUNK)
+                .zip(values[at..at + len].par_chunks(CHUNK))
+                .for_each(|(dst, src)| {
+                    for (d, v) in dst.chunks_exact_mut(2).zip(src) {
+                        d.copy_from_slice(&v.to_le_bytes());
+                    }
+                });
             at += len;
         }
-        // Make the finished batch durable, then record it.
-        {
+        // Make the finished batches durable, then record them: after the last
+        // batch, and otherwise at most every `checkpoint_every` (syncing after
+        // every batch cost several percent of the time).
+        if b + 1 == batches.len() || last_checkpoint.elapsed() >= checkpoint_every {
             for t in &tables {
                 t.store
                     .flush()
                     .map_err(|e| io(&work_path(dir, t.material, rules, "work"), e))?;
             }
             std::fs::write(&marker, format!("{} {plan}\n", b + 1)).map_err(|e| io(&marker, e))?;
-            for t in &tables {
-                // Safety: no slice of the mapping is borrowed here, and the batch's
-                // values were flushed to the file above; for a shared file mapping
-                // MADV_DONTNEED only unmaps the pages (later reads fault them back
-                // in from the file), so no data is lost. It keeps the resident
-                // size to what one batch touches instead of growing to both work
-                // files.
-                let _ = unsafe { t.store.unchecked_advise(UncheckedAdvice::DontNeed) };
-            }
+            last_checkpoint = Instant::now();
+        }
+        for t in &tables {
+            // Safety: no slice of the mapping is borrowed here. For a shared
+            // file mapping MADV_DONTNEED only unmaps the pages: dirty ones stay
+            // in the page cache, to be written back (or synced at the next
+            // checkpoint), and later reads fault them back in, so no data is
+            // lost. It keeps the resident size to what one batch touches
+            // instead of growing to both work files.
+            let _ = unsafe { t.store.unchecked_advise(UncheckedAdvice::DontNeed) };
         }
     }
     // Read the work files back with positioned reads rather than through the
@@ -1262,32 +1275,15 @@ fn decode_values_into(
             ));
         }
     }
-    let mut at = 0usize;
-    wdl_file.for_each_block(|block| {
-        for (v, &w) in out[at..].iter_mut().zip(block) {
-            let wdl = match w {
-                0 => Wdl::Loss,
-                1 => Wdl::Draw,
-                _ => Wdl::Win,
-            };
-            *v = Value { wdl, dtw: 0 }.pack();
-        }
-        at += block.len();
+    wdl_file.decode_into(out, |v, w| {
+        let wdl = match w {
+            0 => Wdl::Loss,
+            1 => Wdl::Draw,
+            _ => Wdl::Win,
+        };
+        *v = Value { wdl, dtw: 0 }.pack();
     })?;
-    let wdl_at = at;
-    at = 0;
-    dtw_file.for_each_block(|block| {
-        for (v, &d) in out[at..].iter_mut().zip(block) {
-            *v |= d;
-        }
-        at += block.len();
-    })?;
-    if wdl_at != out.len() || at != out.len() {
-        return Err(short(
-            dtw_file.path().to_path_buf(),
-            format!("{wdl_at} WDL and {at} DTW values for {} states", out.len()),
-        ));
-    }
+    dtw_file.decode_into(out, |v, d| *v |= d)?;
     Ok(())
 }
 
@@ -1336,7 +1332,14 @@ pub struct Plan {
     pub materials: Vec<Material>,
     /// Memory the generator may use, in bytes (default: what the system reports available).
     pub memory_limit: Option<u64>,
+    /// How often an interrupted run's work is made durable, so that a new run
+    /// resumes from it (default [`CHECKPOINT_EVERY`]); a pair's work is always
+    /// recorded when the pair is solved.
+    pub checkpoint_every: Duration,
 }
+
+/// Default of [`Plan::checkpoint_every`]: an interruption loses at most about a minute.
+pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(60);
 
 /// Bytes of working memory per state of a batch: the per-state atomic word
 /// (8 bytes) and about one and a half bucket entries (8 bytes each).
@@ -1382,6 +1385,7 @@ impl Plan {
             dir: dir.to_path_buf(),
             materials: Material::all(max_pieces),
             memory_limit: None,
+            checkpoint_every: CHECKPOINT_EVERY,
         }
     }
 
@@ -1408,6 +1412,7 @@ impl Plan {
             dir: dir.to_path_buf(),
             materials,
             memory_limit: None,
+            checkpoint_every: CHECKPOINT_EVERY,
         }
     }
 
@@ -1483,7 +1488,14 @@ pub fn run(plan: &Plan, progress: &dyn Progress) -> Result<Vec<TableStats>, Gene
         };
         let states = MaterialIndex::new(m, plan.rules).size() * if m == m.flip() { 1 } else { 2 };
         progress.start(m, states);
-        written.extend(solve_pair(m, plan.rules, &plan.dir, &solved, progress)?);
+        written.extend(solve_pair(
+            m,
+            plan.rules,
+            &plan.dir,
+            &solved,
+            plan.checkpoint_every,
+            progress,
+        )?);
     }
     Ok(written)
 }

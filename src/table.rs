@@ -663,10 +663,78 @@ impl TableFile {
         Ok(())
     }
 
+    /// Decode every value into `out` (one slot per state), calling
+    /// `f(slot, value)` for each state, and check the checksum of the decoded
+    /// values against the header. Blocks are decoded in parallel, a group at
+    /// a time; only the checksum runs in order.
+    pub fn decode_into(
+        &self,
+        out: &mut [u16],
+        f: impl Fn(&mut u16, u16) + Sync,
+    ) -> Result<(), TableError> {
+        if out.len() as u64 != self.header.states {
+            return Err(self.corrupt(format!(
+                "{} states, expected {}",
+                self.header.states,
+                out.len()
+            )));
+        }
+        // Enough blocks per group to keep every thread busy, few enough that
+        // the group's decoded bytes (kept for the checksum) stay small.
+        const GROUP: usize = 256;
+        let per = self.header.block_states as usize;
+        let width = self.header.value_width;
+        let mut sum = Fnv::default();
+        for (g, group) in out.chunks_mut(per * GROUP).enumerate() {
+            let decoded: Vec<Result<Vec<u8>, TableError>> = group
+                .par_chunks_mut(per)
+                .enumerate()
+                .map_init(
+                    || None,
+                    |dec: &mut Option<zstd::bulk::Decompressor<'static>>, (k, chunk)| {
+                        if dec.is_none() {
+                            *dec = Some(self.decompressor()?);
+                        }
+                        let mut buf = Vec::new();
+                        let block = (g * GROUP + k) as u32;
+                        let n = self.decode_block(dec.as_mut().unwrap(), block, &mut buf)?;
+                        debug_assert_eq!(n, chunk.len());
+                        // One loop per encoding, not a test per value.
+                        match width {
+                            1 => chunk
+                                .iter_mut()
+                                .zip(&buf)
+                                .for_each(|(s, &b)| f(s, b as u16)),
+                            2 => chunk
+                                .iter_mut()
+                                .zip(buf.chunks_exact(2))
+                                .for_each(|(s, b)| f(s, u16::from_le_bytes([b[0], b[1]]))),
+                            _ => chunk.chunks_mut(4).zip(&buf).for_each(|(q, &b)| {
+                                for (i, s) in q.iter_mut().enumerate() {
+                                    f(s, ((b >> (2 * i)) & 3) as u16)
+                                }
+                            }),
+                        }
+                        Ok(buf)
+                    },
+                )
+                .collect();
+            for buf in decoded {
+                sum.update(&buf?);
+            }
+        }
+        if sum.0 != self.header.values_checksum {
+            return Err(
+                self.corrupt("checksum of the decoded values does not match the header".into())
+            );
+        }
+        Ok(())
+    }
+
     /// Decode every value (for generation and verification).
     pub fn read_all(&self) -> Result<Vec<u16>, TableError> {
-        let mut out = Vec::with_capacity(self.header.states as usize);
-        self.for_each_block(|v| out.extend_from_slice(v))?;
+        let mut out = vec![0; self.header.states as usize];
+        self.decode_into(&mut out, |slot, v| *slot = v)?;
         Ok(out)
     }
 

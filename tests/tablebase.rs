@@ -437,8 +437,10 @@ fn an_interrupted_generation_resumes_where_it_stopped() {
         !name.starts_with("KMvK.official") && !name.starts_with("KvKM.official")
     });
     let m: Material = "KMvK".parse().unwrap();
-    let plan = Plan::material(RuleSet::Official, &dir, m);
+    let mut plan = Plan::material(RuleSet::Official, &dir, m);
     assert_eq!(plan.pending(), vec![m]);
+    // Record every batch (the default records about once a minute).
+    plan.checkpoint_every = std::time::Duration::ZERO;
     // Stop about half way through the pair.
     let abort = Abort {
         seen: Default::default(),
