@@ -31,7 +31,7 @@
 //! States are solved in parallel with rayon; per-state working values are atomics.
 
 use crate::geometry::Square;
-use crate::index::{MaterialIndex, PlacementCache};
+use crate::index::{MaterialIndex, MenCache, PlacementCache};
 use crate::material::Material;
 use crate::moves::{Move, MoveList};
 use crate::piece::Side;
@@ -483,6 +483,7 @@ fn solve_batch(
                 leaving: Vec::new(),
                 solved_cache: PlacementCache::new(),
                 next_cache: PlacementCache::new(),
+                men: [MenCache::default(); 2],
             };
             // The states of one placement (they differ only in counters) are
             // consecutive, in one part of the batch: find the table and index
@@ -497,7 +498,7 @@ fn solve_batch(
                     let per = tables[t].index.counters_per_placement();
                     counters = idx % per;
                     placement_end = g + per - counters;
-                    scratch.enter(&tables[t].index, idx / per);
+                    scratch.enter(&tables[t].index, t, idx / per);
                 }
                 let ix = &tables[t].index;
                 let mut pos = scratch.pos;
@@ -544,6 +545,7 @@ fn solve_batch(
                 // The king retro-moves into the current placement: they depend
                 // on the pieces only, not on the counters.
                 let mut retro_moves: Vec<(Square, Square)> = Vec::new();
+                let mut men = [MenCache::default(); 2];
                 // The cells touched here lie anywhere in the batch (hundreds of
                 // megabytes), so each access would wait for memory: first the
                 // entries are finalised, then their predecessors are collected,
@@ -582,7 +584,9 @@ fn solve_batch(
                     // other: unrank the placement once for them.
                     let per = tables[t].index.counters_per_placement();
                     if last.map(|(lt, lp, _)| (lt, lp)) != Some((t, idx / per)) {
-                        let placement = tables[t].index.placement_position(idx / per);
+                        let placement = tables[t]
+                            .index
+                            .placement_position_cached(idx / per, &mut men[t]);
                         retro_moves.clear();
                         for_each_king_retro_move(&placement, |from, to| {
                             retro_moves.push((from, to))
@@ -721,12 +725,14 @@ struct InitScratch {
     leaving: Vec<Option<Leaving>>,
     solved_cache: PlacementCache,
     next_cache: PlacementCache,
+    /// The men of the last slice entered, per table of the pair.
+    men: [MenCache; 2],
 }
 
 impl InitScratch {
     /// Start on placement `placement` of `ix`.
-    fn enter(&mut self, ix: &MaterialIndex, placement: u64) {
-        self.pos = ix.placement_position(placement);
+    fn enter(&mut self, ix: &MaterialIndex, table: usize, placement: u64) {
+        self.pos = ix.placement_position_cached(placement, &mut self.men[table]);
         self.pos.generate_moves(&mut self.moves);
         self.internal = self.moves.iter().filter(|m| is_internal(m)).count() as u32;
         self.leaving.clear();

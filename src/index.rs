@@ -387,29 +387,32 @@ impl MaterialIndex {
     /// [`MaterialIndex::placements`]) with every counter at 0: the state with
     /// index `placement * counters_per_placement()`.
     pub(crate) fn placement_position(&self, placement: u64) -> Position {
-        let a = self.material.stm_men as u32;
-        let b = self.material.opp_men as u32;
+        self.placement_position_cached(placement, &mut MenCache::default())
+    }
+
+    /// [`MaterialIndex::placement_position`], reusing the men of the last
+    /// placement looked up through `cache` if they are the same: placements
+    /// of one slice share their men, and unranking the men is most of the work.
+    #[inline]
+    pub(crate) fn placement_position_cached(
+        &self,
+        placement: u64,
+        cache: &mut MenCache,
+    ) -> Position {
+        let slice = placement / self.kings;
+        if cache.slice != Some(slice) {
+            let (wm, bm) = self.men_of_slice(slice);
+            *cache = MenCache {
+                slice: Some(slice),
+                wm,
+                bm,
+            };
+        }
+        let (wm, bm) = (cache.wm, cache.bm);
         let wk_n = self.material.stm_kings as u32;
         let bk_n = self.material.opp_kings as u32;
-        let j = (0..6)
-            .rev()
-            .find(|&j| self.offsets[j] <= placement && self.offsets[j + 1] > placement)
-            .unwrap() as u32;
-        let mut p = placement - self.offsets[j as usize];
-        let free = 50 - a - b;
-        let kings = p % self.kings;
-        p /= self.kings;
-        let n_b = binom(45 - (a - j), b);
-        let r_bm = p % n_b;
-        p /= n_b;
-        let n_mid = binom(40, a - j);
-        let r_mid = p % n_mid;
-        let r_back = p / n_mid;
-
-        let back = unrank(r_back, j, WHITE_BACK);
-        let middle = unrank(r_mid, a - j, WHITE_MIDDLE);
-        let wm = back | middle;
-        let bm = unrank(r_bm, b, BLACK_ALLOWED & !middle);
+        let free = 50 - self.material.stm_men as u32 - self.material.opp_men as u32;
+        let kings = placement % self.kings;
         let k_avail = ALL & !(wm | bm);
         let n_bk = binom(free - wk_n, bk_n);
         let wk = unrank(kings / n_bk, wk_n, k_avail);
@@ -425,6 +428,31 @@ impl MaterialIndex {
             plies: 0,
             rules: self.rules,
         }
+    }
+
+    /// The White and Black men (plain masks) of slice `slice` (placements
+    /// `slice * K ..` share them).
+    fn men_of_slice(&self, slice: u64) -> (u64, u64) {
+        let placement = slice * self.kings;
+        let a = self.material.stm_men as u32;
+        let b = self.material.opp_men as u32;
+        let j = (0..6)
+            .rev()
+            .find(|&j| self.offsets[j] <= placement && self.offsets[j + 1] > placement)
+            .unwrap() as u32;
+        let mut p = (placement - self.offsets[j as usize]) / self.kings;
+        let n_b = binom(45 - (a - j), b);
+        let r_bm = p % n_b;
+        p /= n_b;
+        let n_mid = binom(40, a - j);
+        let r_mid = p % n_mid;
+        let r_back = p / n_mid;
+
+        let back = unrank(r_back, j, WHITE_BACK);
+        let middle = unrank(r_mid, a - j, WHITE_MIDDLE);
+        let wm = back | middle;
+        let bm = unrank(r_bm, b, BLACK_ALLOWED & !middle);
+        (wm, bm)
     }
 
     /// Set the counters of a White-to-move position of this material to
@@ -486,6 +514,15 @@ impl MaterialIndex {
     }
 }
 
+/// The men of the last slice unranked by
+/// [`MaterialIndex::placement_position_cached`].
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct MenCache {
+    slice: Option<u64>,
+    wm: u64,
+    bm: u64,
+}
+
 /// A direct-mapped cache from a placement to a table number and the index of
 /// its states with every counter at 0 ([`MaterialIndex::placement_base`]).
 ///
@@ -538,6 +575,36 @@ impl PlacementCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Reusing the men of the last slice gives the same positions as
+    /// unranking afresh, whether the next placement is in the same slice,
+    /// the next one, or far away.
+    #[test]
+    fn placement_positions_through_the_men_cache_are_unchanged() {
+        for name in ["MMMvKM", "KMvMMM", "KKMvKM", "MMvMM", "KKvK", "MMMMvK"] {
+            let ix = MaterialIndex::new(name.parse().unwrap(), RuleSet::Official);
+            let mut cache = MenCache::default();
+            let n = ix.placements();
+            let mut p = 0u64;
+            for step in 0..30_000u64 {
+                let fresh = ix.placement_position(p);
+                assert_eq!(
+                    ix.placement_position_cached(p, &mut cache),
+                    fresh,
+                    "{name} {p}"
+                );
+                assert_eq!(ix.placement_base(&fresh), p * ix.counters_per_placement());
+                // Mostly small steps (same slice), sometimes jumps.
+                p = if step % 7 == 0 {
+                    p.wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407)
+                        % n
+                } else {
+                    (p + 1 + step % 3) % n
+                };
+            }
+        }
+    }
 
     #[test]
     fn binomials() {
