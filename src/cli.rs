@@ -75,7 +75,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Generate tables (complete ones are skipped, so an interrupted run resumes).
+    /// Generate tables. Complete ones are skipped, and a pair interrupted half way resumes
+    /// from its last checkpoint (taken about once a minute), so an interrupted run loses little.
     #[command(
         after_help = "Examples:\n  frisian-tb generate --max-pieces 4\n  frisian-tb generate --max-pieces 3 --rules both --out /tmp/tables\n  frisian-tb generate --material KMvK --threads 2"
     )]
