@@ -1261,7 +1261,7 @@ fn table_states(dir: &Path, material: Material, rules: RuleSet) -> Result<u64, G
 }
 
 /// Decode a finished table's values into `out`, which must have one slot per
-/// state. Block by block, WDL first and then DTW merged in place, so the peak
+/// state. A group of blocks at a time, WDL first and then DTW merged in place, so the peak
 /// is the packed values alone.
 fn decode_values_into(
     dir: &Path,
@@ -1271,16 +1271,7 @@ fn decode_values_into(
 ) -> Result<(), GenerateError> {
     let wdl_file = open_table(dir, material, rules, Metric::Wdl)?;
     let dtw_file = open_table(dir, material, rules, Metric::Dtw)?;
-    let short =
-        |path: PathBuf, what: String| GenerateError::Table(TableError::Corrupt { path, what });
-    for f in [&wdl_file, &dtw_file] {
-        if f.header().states != out.len() as u64 {
-            return Err(short(
-                f.path().to_path_buf(),
-                format!("{} states, expected {}", f.header().states, out.len()),
-            ));
-        }
-    }
+    // `decode_into` checks that each file has one value per slot of `out`.
     wdl_file.decode_into(out, |v, w| {
         let wdl = match w {
             0 => Wdl::Loss,
