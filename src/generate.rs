@@ -44,7 +44,7 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 /// A solved value: result for the side to move and distance to win in plies
@@ -235,7 +235,9 @@ pub fn successor_materials(m: Material) -> Vec<Material> {
 /// Per-state working values of a batch of slices, each state's packed into
 /// one atomic word ([`Cell`]): every update of a state (finalising it,
 /// counting down its replies, recording a shorter win) is one
-/// compare-and-swap of that word, and touches one cache line.
+/// compare-and-swap of that word, and touches one cache line. Relaxed
+/// ordering suffices: no state's update depends on another's within a phase,
+/// and the phases are separated by rayon's joins, which synchronise.
 struct Work {
     cells: Vec<AtomicU64>,
 }
@@ -286,9 +288,15 @@ impl Cell {
 
 impl Work {
     fn new(n: usize) -> Work {
-        Work {
-            cells: (0..n).map(|_| AtomicU64::new(Cell::OPEN.0)).collect(),
-        }
+        // In parallel: a batch's cells are hundreds of megabytes, and filling
+        // them (and faulting their pages in) serially left a core idle for
+        // about 2% of the time (measured on KKKvKM).
+        let mut cells = Vec::with_capacity(n);
+        (0..n)
+            .into_par_iter()
+            .map(|_| AtomicU64::new(Cell::OPEN.0))
+            .collect_into_vec(&mut cells);
+        Work { cells }
     }
 
     /// Ask the processor to bring state `g`'s cell into the cache, without
@@ -310,7 +318,7 @@ impl Work {
 
     #[inline]
     fn set(&self, g: usize, c: Cell) {
-        self.cells[g].store(c.0, SeqCst)
+        self.cells[g].store(c.0, Relaxed)
     }
 
     /// Apply `f` to state `g`'s cell atomically; `f` returns the new cell, or
@@ -318,7 +326,7 @@ impl Work {
     /// the update happened.
     #[inline]
     fn update(&self, g: usize, mut f: impl FnMut(Cell) -> Option<Cell>) -> (Cell, bool) {
-        match self.cells[g].fetch_update(SeqCst, SeqCst, |c| f(Cell(c)).map(|n| n.0)) {
+        match self.cells[g].fetch_update(Relaxed, Relaxed, |c| f(Cell(c)).map(|n| n.0)) {
             Ok(c) => (Cell(c), true),
             Err(c) => (Cell(c), false),
         }
@@ -658,7 +666,7 @@ fn solve_batch(
 
     // 3. The rest are draws.
     work.cells
-        .into_iter()
+        .into_par_iter()
         .map(|c| match Cell(c.into_inner()).result() {
             0 => Value {
                 wdl: Wdl::Draw,
