@@ -4,7 +4,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use frisian_tb::generate::{self, Plan, TableStats};
 use frisian_tb::moves::parse_move;
 use frisian_tb::probe::Tablebase;
-use frisian_tb::table::{self as tables_fmt, Metric, TableFile};
+use frisian_tb::table::{Metric, TableFile};
 use frisian_tb::{fen, perft, Material, MaterialIndex, Move, Position, RuleSet, Side, Wdl};
 use frisian_tb::{pdn, report, study};
 use serde::Serialize;
@@ -1069,7 +1069,7 @@ fn cmd_info(file: &Path, json: bool) -> Result<(), CliError> {
             "metric": h.metric.extension(),
             "rules": h.rules.name(),
             "material": h.material.to_string(),
-            "format_version": tables_fmt::FORMAT_VERSION,
+            "format_version": h.format_version,
             "index_version": h.index_version,
             "states": h.states,
             "wins": h.wins,
@@ -1099,8 +1099,7 @@ fn cmd_info(file: &Path, json: bool) -> Result<(), CliError> {
     );
     println!(
         "format:        version {}, index scheme {}",
-        tables_fmt::FORMAT_VERSION,
-        h.index_version
+        h.format_version, h.index_version
     );
     println!("states:        {}", h.states);
     let pct = |n: u64| 100.0 * n as f64 / h.states.max(1) as f64;

@@ -58,13 +58,15 @@ pub struct Value {
 }
 
 impl Value {
-    /// Packed in 16 bits: 0 is "not yet known".
+    /// Packed in 16 bits (WDL + 1 in the top two, DTW below), as
+    /// [`load_values`] returns them; 0 is "not yet known".
     #[inline]
-    pub(crate) fn pack(self) -> u16 {
+    pub fn pack(self) -> u16 {
         ((self.wdl as u16 + 1) << 14) | self.dtw
     }
+    /// The value packed by [`Value::pack`]; `None` for 0 ("not yet known").
     #[inline]
-    pub(crate) fn unpack(v: u16) -> Option<Value> {
+    pub fn unpack(v: u16) -> Option<Value> {
         let wdl = match v >> 14 {
             1 => Wdl::Loss,
             2 => Wdl::Draw,
@@ -1199,10 +1201,26 @@ fn write_tables_from(
             .map(|v| Value::unpack(v).expect("solved").wdl as u16)
             .collect()
     };
+    // Called once per block: a drawn state repeats the DTW before it in the
+    // block (a draw at the start takes the block's first DTW of a decided
+    // state), so that draws do not break the runs zstd compresses.
     let dtw = |start: u64, len: usize| -> Vec<u16> {
-        read(start, len)
+        let values: Vec<Value> = read(start, len)
             .into_iter()
-            .map(|v| Value::unpack(v).expect("solved").dtw)
+            .map(|v| Value::unpack(v).expect("solved"))
+            .collect();
+        let mut last = values
+            .iter()
+            .find(|v| v.wdl != Wdl::Draw)
+            .map_or(0, |v| v.dtw);
+        values
+            .iter()
+            .map(|v| {
+                if v.wdl != Wdl::Draw {
+                    last = v.dtw;
+                }
+                last
+            })
             .collect()
     };
     let sources: [(Metric, ValueSource<'_>, u16); 2] =
@@ -1287,7 +1305,17 @@ fn decode_values_into(
         };
         *v = Value { wdl, dtw: 0 }.pack();
     })?;
-    dtw_file.decode_into(out, |v, d| *v |= d)?;
+    // A draw's DTW is 0, whatever the file holds there (see `Metric::Dtw`).
+    let draw = Value {
+        wdl: Wdl::Draw,
+        dtw: 0,
+    }
+    .pack();
+    dtw_file.decode_into(out, |v, d| {
+        if *v != draw {
+            *v |= d
+        }
+    })?;
     Ok(())
 }
 

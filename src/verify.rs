@@ -199,13 +199,17 @@ pub fn verify_table_with_progress(
         let stored: Vec<Value> = wdl
             .iter()
             .zip(&dtw)
-            .map(|(&x, &dtw)| Value {
-                wdl: match x {
-                    0 => Wdl::Loss,
-                    1 => Wdl::Draw,
-                    _ => Wdl::Win,
+            .map(|(&x, &dtw)| match x {
+                0 => Value {
+                    wdl: Wdl::Loss,
+                    dtw,
                 },
-                dtw,
+                // A draw's DTW is 0, whatever the file holds there (see `Metric::Dtw`).
+                1 => Value {
+                    wdl: Wdl::Draw,
+                    dtw: 0,
+                },
+                _ => Value { wdl: Wdl::Win, dtw },
             })
             .collect();
         for &v in &stored {

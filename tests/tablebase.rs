@@ -473,3 +473,59 @@ fn an_interrupted_generation_resumes_where_it_stopped() {
     assert!(!marker.exists());
     assert!(!dir.join("KMvK.official.work").exists());
 }
+
+/// Format version 2: a DTW file leaves drawn states unspecified (the writer
+/// repeats the DTW before them, for compression); every reader takes draws
+/// from the WDL file, so decoded values, probes and the manifest checksums do
+/// not see what the DTW file holds there.
+#[test]
+fn dtw_files_leave_draws_unspecified_and_readers_ignore_them() {
+    let m: Material = "KMvK".parse().unwrap();
+    let open = |metric| {
+        TableFile::open(&tables().join(table::file_name(m, RuleSet::Official, metric))).unwrap()
+    };
+    let (wdl, dtw) = (open(Metric::Wdl), open(Metric::Dtw));
+    assert_eq!(dtw.header().format_version, table::FORMAT_VERSION);
+    let (w, d) = (wdl.read_all().unwrap(), dtw.read_all().unwrap());
+    let filled = w
+        .iter()
+        .zip(&d)
+        .filter(|&(&w, &d)| w == 1 && d != 0)
+        .count();
+    assert!(filled > 0, "some draw follows a decided state in its block");
+    // Decoded values give every draw DTW 0 ...
+    let values = generate::load_values(tables(), m, RuleSet::Official).unwrap();
+    for (i, &v) in values.iter().enumerate() {
+        let v = generate::Value::unpack(v).unwrap();
+        assert!(v.wdl != Wdl::Draw || v.dtw == 0, "state {i}");
+    }
+    // ... and a probe of a drawn state gives no DTW.
+    let ix = MaterialIndex::new(m, RuleSet::Official);
+    let tb = tablebase(RuleSet::Official);
+    let drawn = (0..ix.size())
+        .find(|&i| w[i as usize] == 1 && d[i as usize] != 0 && ix.position(i).outcome().is_none())
+        .expect("a drawn state with a filled DTW");
+    let v = tb.probe(&ix.position(drawn)).unwrap();
+    assert_eq!((v.wdl, v.dtw), (Wdl::Draw, None));
+}
+
+/// Files of format version 1 (DTW 0 for draws) are still read.
+#[test]
+fn version_one_files_are_still_read() {
+    let t = damaged("KKvK.official.dtw", |b| {
+        b[8..10].copy_from_slice(&1u16.to_le_bytes());
+        let sum = table::Fnv::of(&b[..80]);
+        b[80..88].copy_from_slice(&sum.to_le_bytes());
+    })
+    .unwrap();
+    assert_eq!(t.header().format_version, 1);
+    t.check_body().unwrap();
+    let e = damaged("KKvK.official.dtw", |b| {
+        b[8..10].copy_from_slice(&(table::FORMAT_VERSION + 1).to_le_bytes());
+        let sum = table::Fnv::of(&b[..80]);
+        b[80..88].copy_from_slice(&sum.to_le_bytes());
+    })
+    .expect_err("a newer version is refused");
+    assert!(matches!(e, TableError::Version { .. }), "{e}");
+    assert!(e.to_string().contains("versions 1 to 2"), "{e}");
+}
