@@ -30,6 +30,7 @@
 //!
 //! States are solved in parallel with rayon; per-state working values are atomics.
 
+use crate::bitboard::Bitboard;
 use crate::geometry::Square;
 use crate::index::{MaterialIndex, MenCache, PlacementCache};
 use crate::material::Material;
@@ -336,6 +337,9 @@ impl Work {
 
 const NO_WIN: u16 = u16::MAX;
 
+/// A retro-move whose predecessor placement has not been ranked yet.
+const UNRANKED: u64 = u64::MAX;
+
 /// How many steps ahead the propagation prefetches the cells it will update:
 /// enough to cover a memory access, few enough to stay in the cache.
 const PREFETCH_AHEAD: usize = 16;
@@ -551,9 +555,11 @@ fn solve_batch(
                 let mut out = Vec::new();
                 let mut cache = PlacementCache::new();
                 let mut last: Option<(usize, u64, Position)> = None;
-                // The king retro-moves into the current placement: they depend
-                // on the pieces only, not on the counters.
-                let mut retro_moves: Vec<(Square, Square)> = Vec::new();
+                // The king retro-moves into the current placement, and the batch
+                // position where each one's predecessor placement starts (found
+                // on first use): they depend on the pieces only, not on the
+                // counters, so the entries of one placement share them.
+                let mut retro_moves: Vec<(Square, Square, u64)> = Vec::new();
                 let mut men = [MenCache::default(); 2];
                 // The cells touched here lie anywhere in the batch (hundreds of
                 // megabytes), so each access would wait for memory: first the
@@ -598,7 +604,7 @@ fn solve_batch(
                             .placement_position_cached(idx / per, &mut men[t]);
                         retro_moves.clear();
                         for_each_king_retro_move(&placement, |from, to| {
-                            retro_moves.push((from, to))
+                            retro_moves.push((from, to, UNRANKED))
                         });
                         last = Some((t, idx / per, placement));
                     }
@@ -616,14 +622,21 @@ fn solve_batch(
                     // counters are coded relative to the side to move.
                     let ix = &tables[ot].index;
                     let preds = PredecessorCounters::new(ix, &undoing, &pos);
-                    for &(from, to) in &retro_moves {
+                    let mover = undoing.mover();
+                    for (from, to, start) in retro_moves.iter_mut() {
+                        let (from, to) = (*from, *to);
                         if !undoing.king_may_have_moved_to(to) {
                             continue;
                         }
-                        let p = moved(&pos, undoing.mover(), from, to, true);
-                        let (_, start) =
-                            cache.get(&p, || (0, local(ot, ix.placement_base(&p.flip()))));
-                        preds.for_each(&p, from, to, |offset| {
+                        if *start == UNRANKED {
+                            let p = moved(&pos, mover, from, to, true);
+                            *start = cache
+                                .get(&p, || (0, local(ot, ix.placement_base(&p.flip()))))
+                                .1;
+                        }
+                        let start = *start;
+                        let kings = pos.kings(mover).without(to).with(from);
+                        preds.for_each(kings, from, to, |offset| {
                             visits.push(win_bit | (start + offset))
                         });
                     }
@@ -706,11 +719,11 @@ impl<'a> PredecessorCounters<'a> {
     }
 
     /// Call `f` with the counter offset of each predecessor by the king move
-    /// `from`-`to`, whose pieces `p` has, in the order of [`Undoing::emit`].
+    /// `from`-`to` (`kings`: the mover's kings before it), in the order of
+    /// [`Undoing::emit`].
     #[inline]
-    fn for_each(&self, p: &Position, from: Square, to: Square, mut f: impl FnMut(u64)) {
+    fn for_each(&self, kings: Bitboard, from: Square, to: Square, mut f: impl FnMut(u64)) {
         let mover = self.undoing.mover();
-        let kings = p.kings(mover);
         self.undoing
             .for_each_mover_state(kings, from, to, true, |state| {
                 let t_stm = self.ix.three_move_code(mover, true, kings, state);
@@ -1563,7 +1576,7 @@ mod tests {
                         let p = moved(&pos, undoing.mover(), from, to, true);
                         let base = pred_ix.placement_base(&p.flip());
                         let mut fast = Vec::new();
-                        preds.for_each(&p, from, to, |o| fast.push(base + o));
+                        preds.for_each(p.kings(undoing.mover()), from, to, |o| fast.push(base + o));
                         let mut slow = Vec::new();
                         undoing.emit(&pos, from, to, true, &mut |q: &Position| {
                             slow.push(pred_ix.index(q))
