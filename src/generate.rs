@@ -548,7 +548,11 @@ fn solve_batch(
     // 2. Propagate, bucket by bucket, along king moves inside the batch.
     let mut d = 0;
     while d < buckets.len() {
-        let entries = std::mem::take(&mut buckets[d]);
+        let mut entries = std::mem::take(&mut buckets[d]);
+        // In state order, the counter states of one placement come together
+        // and share its retro-moves and predecessor placements (measured on
+        // the KKKvKM pair: 6% less CPU time, BENCHMARKS.md 2026-12-04).
+        entries.par_sort_unstable_by_key(|&e| e & !WIN_BIT);
         let found: Vec<Vec<(u16, Entry)>> = entries
             .par_chunks(4096)
             .map(|chunk| {
