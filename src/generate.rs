@@ -38,7 +38,7 @@ use crate::moves::{Move, MoveList};
 use crate::piece::Side;
 use crate::position::Position;
 use crate::retro::{for_each_king_retro_move, moved, Undoing};
-use crate::rules::{RuleSet, Wdl};
+use crate::rules::{KingCount, RuleSet, Wdl, THREE_MOVE_LIMIT};
 use crate::table::{self, Metric, TableData, TableError, TableFile};
 use memmap2::{MmapMut, UncheckedAdvice};
 use rayon::prelude::*;
@@ -352,6 +352,76 @@ const NOT_READ: u16 = 2 << 14;
 type Entry = u64;
 const WIN_BIT: u64 = 1 << 63;
 
+/// The "fresh king move" nodes of a table whose side to move has men and at
+/// least two kings (where the three-move rule applies and more than one king
+/// can be free).
+///
+/// Such a side's states with three-move state "none" or "king `k'`, any count"
+/// (`k' != k`) all have the same options by a fresh move of king `k`: its
+/// ordinary moves, each to the state with the count `(k, 1)`. Instead of
+/// linking every one of those states (1 + 3 * (kings - 1) of them) to each of
+/// these successors, one relay node per placement, carried counters and king
+/// stands between them: it is won as soon as one successor is lost, lost
+/// when all are won, and only then passes its result on to the states, which
+/// count it as one option. A finalised successor thus updates one node instead
+/// of up to seven states (two kings: four), the same value as by the direct
+/// links, in the same ply (the relay adds no ply).
+#[derive(Copy, Clone, Debug)]
+struct Fresh {
+    /// Kings of the side to move.
+    kings: u64,
+    /// Counter combinations carried over (the opponent's three-move state and
+    /// the draw counter): the low part of a state's counter offset.
+    carried: u64,
+    /// Counter combinations per placement.
+    per: u64,
+}
+
+impl Fresh {
+    /// The relay nodes of `ix`'s table, if its side to move has them.
+    fn of(ix: &MaterialIndex) -> Option<Fresh> {
+        let m = ix.material();
+        (m.stm_men > 0 && m.stm_kings >= 2).then(|| Fresh {
+            kings: m.stm_kings as u64,
+            carried: ix.carried_counters(),
+            per: ix.counters_per_placement(),
+        })
+    }
+
+    /// Nodes per part of a batch (a slice of `len` states).
+    fn per_part(&self, len: u64) -> u64 {
+        len / self.per * self.carried * self.kings
+    }
+
+    /// The node of king number `king` (in the White-to-move form's square
+    /// order) for the placement starting at batch position `start`, counters
+    /// `carried`; parts hold `len` states and `per_part` nodes.
+    #[inline]
+    fn node(&self, start: u64, carried: u64, king: u64, len: u64, per_part: u64) -> u64 {
+        (start / len) * per_part
+            + (start % len) / self.per * self.carried * self.kings
+            + carried * self.kings
+            + king
+    }
+
+    /// Call `f` with the batch position of every state that has node `node`
+    /// as an option: three-move state none, or another king with any count.
+    #[inline]
+    fn for_each_parent(&self, node: u64, len: u64, per_part: u64, mut f: impl FnMut(u64)) {
+        let (part, rest) = (node / per_part, node % per_part);
+        let placement = rest / (self.carried * self.kings);
+        let carried = rest / self.kings % self.carried;
+        let king = rest % self.kings;
+        let base = part * len + placement * self.per + carried;
+        f(base);
+        for other in (0..self.kings).filter(|&k| k != king) {
+            for count in 0..THREE_MOVE_LIMIT as u64 {
+                f(base + (1 + 3 * other + count) * self.carried);
+            }
+        }
+    }
+}
+
 /// One table of the pair being solved: its index and its finished values,
 /// kept in a memory-mapped work file (2 bytes per state, 0 = not solved yet).
 struct PairTable {
@@ -482,6 +552,17 @@ fn solve_batch(
         (p.table, p.slice * len + g % len)
     };
     let work = Work::new(total as usize);
+    // Relay nodes (see [`Fresh`]): every part gets room for the most nodes
+    // either table of the pair needs.
+    let fresh: Vec<Option<Fresh>> = tables.iter().map(|t| Fresh::of(&t.index)).collect();
+    let per_part = fresh
+        .iter()
+        .flatten()
+        .map(|f| f.per_part(len))
+        .max()
+        .unwrap_or(0);
+    let relays = Work::new((parts.len() as u64 * per_part) as usize);
+    let relay_of_part: Vec<Option<Fresh>> = parts.iter().map(|p| fresh[p.table]).collect();
 
     // 1. Initialise.
     const CHUNK: u64 = 1 << 12;
@@ -493,6 +574,7 @@ fn solve_batch(
                 pos: tables[0].index.placement_position(0),
                 moves: Vec::new(),
                 internal: 0,
+                king_moves: Vec::new(),
                 leaving: Vec::new(),
                 solved_cache: PlacementCache::new(),
                 next_cache: PlacementCache::new(),
@@ -516,11 +598,23 @@ fn solve_batch(
                 let ix = &tables[t].index;
                 let mut pos = scratch.pos;
                 ix.set_counters(&mut pos, counters);
+                if let Some(f) = fresh[t] {
+                    // The state with three-move state none sets up the relay
+                    // nodes of its placement and carried counters.
+                    if counters < f.carried {
+                        let start = g - counters;
+                        for (king, &(_, n)) in scratch.king_moves.iter().enumerate() {
+                            let node = f.node(start, counters, king as u64, len, per_part);
+                            relays.set(node as usize, Cell::OPEN.with_remaining(n as u8));
+                        }
+                    }
+                }
                 init_state(
                     &work,
                     g,
                     &pos,
                     counters % ix.carried_counters(),
+                    fresh[t].is_some(),
                     &tables[other_table(t)],
                     solved,
                     &mut scratch,
@@ -595,6 +689,8 @@ fn solve_batch(
                 // Predecessors to update: batch position, with WIN_BIT if the
                 // finalised state was a win.
                 let mut visits: Vec<u64> = Vec::with_capacity(4 * finalised.len());
+                // The same for relay nodes: node, with WIN_BIT.
+                let mut relay_visits: Vec<u64> = Vec::new();
                 for &e in &finalised {
                     let win_bit = e & WIN_BIT;
                     let (t, idx) = global(e & !WIN_BIT);
@@ -627,6 +723,13 @@ fn solve_batch(
                     let ix = &tables[ot].index;
                     let preds = PredecessorCounters::new(ix, &undoing, &pos);
                     let mover = undoing.mover();
+                    // Where the predecessors have relay nodes, a move of the
+                    // king now tracked at count 1 was a fresh move of it: its
+                    // predecessor is that king's relay node.
+                    let relay = match (fresh[ot], pos.three_move(mover)) {
+                        (Some(f), Some(kc)) if kc.count == 1 => Some(f),
+                        _ => None,
+                    };
                     for (from, to, start) in retro_moves.iter_mut() {
                         let (from, to) = (*from, *to);
                         if !undoing.king_may_have_moved_to(to) {
@@ -640,9 +743,48 @@ fn solve_batch(
                         }
                         let start = *start;
                         let kings = pos.kings(mover).without(to).with(from);
+                        if let Some(f) = relay {
+                            let tracked = Some(KingCount {
+                                square: from,
+                                count: 1,
+                            });
+                            let king = (ix.three_move_code(mover, true, kings, tracked) - 1) / 3;
+                            let node = f.node(start, preds.carried(), king, len, per_part);
+                            relay_visits.push(win_bit | node);
+                            continue;
+                        }
                         preds.for_each(kings, from, to, |offset| {
                             visits.push(win_bit | (start + offset))
                         });
+                    }
+                }
+                // Relay nodes that this pass resolves pass their result on to
+                // their states, as visits of the same kind (they add no ply).
+                for (k, &v) in relay_visits.iter().enumerate() {
+                    if let Some(&ahead) = relay_visits.get(k + PREFETCH_AHEAD) {
+                        relays.prefetch((ahead & !WIN_BIT) as usize);
+                    }
+                    let node = v & !WIN_BIT;
+                    let resolved = if v & WIN_BIT != 0 {
+                        // One more successor won by the opponent: the node is
+                        // lost once none is left.
+                        let (c, done) = relays.update(node as usize, |c| {
+                            (c.best_win() == NO_WIN)
+                                .then(|| c.with_remaining(c.remaining() - 1))
+                        });
+                        done && c.remaining() == 1
+                    } else {
+                        // A successor lost: the node is won (first time only).
+                        relays
+                            .update(node as usize, |c| {
+                                (c.best_win() == NO_WIN).then(|| c.with_best_win(d as u16 + 1))
+                            })
+                            .1
+                    };
+                    if resolved {
+                        let f = relay_of_part[(node / per_part) as usize]
+                            .expect("relay nodes only in parts of tables that have them");
+                        f.for_each_parent(node, len, per_part, |j| visits.push((v & WIN_BIT) | j));
                     }
                 }
                 for (k, &v) in visits.iter().enumerate() {
@@ -722,6 +864,12 @@ impl<'a> PredecessorCounters<'a> {
         }
     }
 
+    /// The predecessors' carried counters (see [`MaterialIndex::carried_counters`]).
+    #[inline]
+    fn carried(&self) -> u64 {
+        self.ix.counters_offset_of(0, self.t_opp, self.s)
+    }
+
     /// Call `f` with the counter offset of each predecessor by the king move
     /// `from`-`to` (`kings`: the mover's kings before it), in the order of
     /// [`Undoing::emit`].
@@ -745,6 +893,8 @@ struct InitScratch {
     moves: MoveList,
     /// How many of them are ordinary king moves: those stay in the batch.
     internal: u32,
+    /// The ordinary moves of each king of the side to move, in square order.
+    king_moves: Vec<(Square, u32)>,
     /// The summary of the moves that leave the batch, for each combination
     /// of the counters they carry over ([`MaterialIndex::carried_counters`]);
     /// filled on first use.
@@ -761,6 +911,15 @@ impl InitScratch {
         self.pos = ix.placement_position_cached(placement, &mut self.men[table]);
         self.pos.generate_moves(&mut self.moves);
         self.internal = self.moves.iter().filter(|m| is_internal(m)).count() as u32;
+        self.king_moves.clear();
+        for k in self.pos.kings(self.pos.turn()).squares() {
+            let n = self
+                .moves
+                .iter()
+                .filter(|m| is_internal(m) && m.from() == k)
+                .count();
+            self.king_moves.push((k, n as u32));
+        }
         self.leaving.clear();
         self.leaving.resize(ix.carried_counters() as usize, None);
     }
@@ -811,6 +970,7 @@ fn init_state(
     g: u64,
     pos: &Position,
     carried: u64,
+    has_relays: bool,
     next: &PairTable,
     solved: &Solved,
     scratch: &mut InitScratch,
@@ -864,11 +1024,33 @@ fn init_state(
         }
         return;
     }
+    // With relay nodes, each free king other than the tracked one is one
+    // option (its [`Fresh`] node); the tracked king's further moves, if it
+    // may make more, stay one option each.
+    let options = if has_relays {
+        let tracked = pos.three_move(pos.turn());
+        scratch
+            .king_moves
+            .iter()
+            .map(|&(k, n)| match tracked {
+                Some(kc) if kc.square == k => {
+                    if kc.count < THREE_MOVE_LIMIT {
+                        n
+                    } else {
+                        0
+                    }
+                }
+                _ => u32::from(n > 0),
+            })
+            .sum()
+    } else {
+        internal
+    };
     // A drawing escape counts as a reply that is never refuted.
     w.set(
         gi,
         Cell::OPEN
-            .with_remaining((internal + u32::from(draw)) as u8)
+            .with_remaining((options + u32::from(draw)) as u8)
             .with_longest_reply(longest)
             .with_best_win(best_win),
     );
