@@ -28,6 +28,12 @@
 //!    for a state is its shortest and the last reply to be refuted its longest.
 //! 3. Whatever is still open is a **draw**: neither side can force a result.
 //!
+//! Where the side to move has men and two or more kings, a *relay node* per
+//! placement, king and carried counters stands for "a fresh move of this
+//! king" (see `Fresh`): every state whose three-move state leaves that king
+//! free shares it, so a finalised successor updates the node once instead of
+//! each of those states.
+//!
 //! States are solved in parallel with rayon; per-state working values are atomics.
 
 use crate::bitboard::Bitboard;
@@ -770,8 +776,7 @@ fn solve_batch(
                         // One more successor won by the opponent: the node is
                         // lost once none is left.
                         let (c, done) = relays.update(node as usize, |c| {
-                            (c.best_win() == NO_WIN)
-                                .then(|| c.with_remaining(c.remaining() - 1))
+                            (c.best_win() == NO_WIN).then(|| c.with_remaining(c.remaining() - 1))
                         });
                         done && c.remaining() == 1
                     } else {
@@ -883,7 +888,7 @@ fn put_in_state_order(entries: &mut Vec<Entry>, order: &StateOrder) {
                 while x != 0 {
                     let b = ((c * WORDS + i) * 64) as u64 + x.trailing_zeros() as u64;
                     x &= x - 1;
-                    run.push((b & 1) << 63 | b / 2);
+                    run.push(((b & 1) << 63) | (b / 2));
                 }
             }
             run
@@ -1630,8 +1635,10 @@ pub struct Plan {
 pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(60);
 
 /// Bytes of working memory per state of a batch: the per-state atomic word
-/// (8 bytes) and about one and a half bucket entries (8 bytes each).
-pub const BYTES_PER_BATCH_STATE: u64 = 20;
+/// (8 bytes), about one and a half bucket entries (8 bytes each), the relay
+/// nodes (at most 3/10 of a word per state) and the bitset that orders the
+/// buckets (2 bits).
+pub const BYTES_PER_BATCH_STATE: u64 = 23;
 
 /// Estimated peak memory for solving the pair of `m`: one batch of slices, the
 /// decoded sub-tables, the compressed blocks of the output, and the work files
@@ -1831,6 +1838,65 @@ mod tests {
             }
         }
         assert!(checked > 100_000, "only {checked} predecessors checked");
+    }
+
+    #[test]
+    fn relay_nodes_stand_for_the_predecessors_by_a_fresh_king_move() {
+        // For states whose mover's king is tracked at count 1, the relay node
+        // that the propagation updates must have as parents exactly the
+        // predecessors by that king move (checked here with the whole table
+        // as one part of a batch).
+        let mut checked = 0;
+        for rules in [RuleSet::Official, RuleSet::Lidraughts] {
+            for name in ["KvKKM", "KMvKKM", "KvKKKM", "MvKKM"] {
+                let m: Material = name.parse().unwrap();
+                let ix = MaterialIndex::new(m, rules);
+                let pred_ix = MaterialIndex::new(m.flip(), rules);
+                let fresh = Fresh::of(&pred_ix).expect("the mover has men and two kings or more");
+                let len = pred_ix.size();
+                let per_part = fresh.per_part(len);
+                for idx in (0..ix.size()).step_by((ix.size() / 20_000).max(1) as usize) {
+                    let pos = ix.position(idx);
+                    let Some(undoing) = Undoing::new(&pos) else {
+                        continue;
+                    };
+                    let mover = undoing.mover();
+                    if !matches!(pos.three_move(mover), Some(kc) if kc.count == 1) {
+                        continue;
+                    }
+                    let preds = PredecessorCounters::new(&pred_ix, &undoing, &pos);
+                    for_each_king_retro_move(&pos, |from, to| {
+                        if !undoing.king_may_have_moved_to(to) {
+                            return;
+                        }
+                        let p = moved(&pos, mover, from, to, true);
+                        let start = pred_ix.placement_base(&p.flip());
+                        let tracked = Some(KingCount {
+                            square: from,
+                            count: 1,
+                        });
+                        let code = pred_ix.three_move_code(mover, true, p.kings(mover), tracked);
+                        let node =
+                            fresh.node(start, preds.carried(), (code - 1) / 3, len, per_part);
+                        assert!(node < per_part);
+                        let mut parents = Vec::new();
+                        fresh.for_each_parent(node, len, per_part, |j| parents.push(j));
+                        let mut slow = Vec::new();
+                        undoing.emit(&pos, from, to, true, &mut |q: &Position| {
+                            slow.push(pred_ix.index(q))
+                        });
+                        parents.sort_unstable();
+                        slow.sort_unstable();
+                        assert_eq!(
+                            parents, slow,
+                            "{name} {rules:?} state {idx}, {from:?}-{to:?}"
+                        );
+                        checked += parents.len();
+                    });
+                }
+            }
+        }
+        assert!(checked > 50_000, "only {checked} predecessors checked");
     }
 
     /// The moves of a placement with no counters, filtered for the blocked
