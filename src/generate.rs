@@ -973,17 +973,20 @@ impl InitScratch {
         self.pos = ix.placement_position_cached(placement, &mut self.men[table]);
         self.pos.generate_moves(&mut self.moves);
         self.internal = self.moves.iter().filter(|m| is_internal(m)).count() as u32;
-        self.king_moves.clear();
-        for k in self.pos.kings(self.pos.turn()).squares() {
-            let n = self
-                .moves
-                .iter()
-                .filter(|m| is_internal(m) && m.from() == k)
-                .count();
-            self.king_moves.push((k, n as u32));
-        }
         self.leaving.clear();
         self.leaving.resize(ix.carried_counters() as usize, None);
+        self.king_moves.clear();
+        // Only the relay nodes need each king's moves.
+        if Fresh::of(ix).is_some() {
+            for k in self.pos.kings(self.pos.turn()).squares() {
+                let n = self
+                    .moves
+                    .iter()
+                    .filter(|m| is_internal(m) && m.from() == k)
+                    .count();
+                self.king_moves.push((k, n as u32));
+            }
+        }
     }
 }
 
