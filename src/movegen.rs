@@ -236,6 +236,17 @@ pub(crate) fn for_each_free_diagonal_square(
     }
 }
 
+/// The bit of the square nearest the ray's origin among `bits` (non-empty),
+/// all on one ray in direction `d`.
+#[inline]
+fn nearest_bit(bits: u64, d: usize) -> u32 {
+    if increasing(d) {
+        bits.trailing_zeros()
+    } else {
+        63 - bits.leading_zeros()
+    }
+}
+
 /// Whether a king on `k` can make a first jump: along each line, the first
 /// occupied square holds an enemy piece and the square behind it is empty.
 #[inline]
@@ -337,27 +348,43 @@ impl CaptureGen<'_> {
     }
 
     fn king_search(&mut self, cur: Square, captured: Bitboard) {
-        let jumpable = self.enemy & !captured;
+        let jumpable = (self.enemy & !captured).0;
+        // Captured pieces stay on the board until the sequence ends: they
+        // block, and cannot be jumped again.
+        let occupied = !self.empty.0;
         let mut extended = false;
-        for ray in &RAYS[cur.index()] {
-            let sq = &ray.squares[..ray.len as usize];
-            let mut i = 0;
-            while i < sq.len() && self.empty.contains(Square::from_index(sq[i] as usize)) {
-                i += 1;
-            }
-            if i >= sq.len() || !jumpable.contains(Square::from_index(sq[i] as usize)) {
+        // Each line is scanned with bit operations: the nearest occupied
+        // square must be a jumpable piece, and the landing squares are the
+        // empty ones behind it up to the next occupied square (2e-II).
+        for (d, &ray) in RAY_BITS[cur.index()].iter().enumerate() {
+            let blockers = ray & occupied;
+            if blockers == 0 {
                 continue;
             }
-            let over = Square::from_index(sq[i] as usize);
-            // Any empty square behind the jumped piece, up to the next occupied one (2e-II).
-            let mut j = i + 1;
-            while j < sq.len() && self.empty.contains(Square::from_index(sq[j] as usize)) {
+            let over = nearest_bit(blockers, d);
+            if jumpable & (1u64 << over) == 0 {
+                continue;
+            }
+            let over = square_of_bit(over);
+            let behind = RAY_BITS[over][d];
+            let stop = behind & occupied;
+            let mut landings = if stop == 0 {
+                behind
+            } else {
+                let b = nearest_bit(stop, d);
+                behind & !(RAY_BITS[square_of_bit(b)][d] | 1u64 << b)
+            };
+            let captured = captured.with(Square::from_index(over));
+            // Nearest landing first, as the moves were always listed.
+            while landings != 0 {
+                let b = nearest_bit(landings, d);
+                landings &= !(1u64 << b);
+                let land = square_of_bit(b);
                 extended = true;
-                self.landings[self.depth] = sq[j];
+                self.landings[self.depth] = land as u8;
                 self.depth += 1;
-                self.king_search(Square::from_index(sq[j] as usize), captured.with(over));
+                self.king_search(Square::from_index(land), captured);
                 self.depth -= 1;
-                j += 1;
             }
         }
         if !extended && self.depth > 0 {

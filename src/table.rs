@@ -356,25 +356,30 @@ pub fn write_table(path: &Path, data: &TableData<'_>) -> Result<Header, TableErr
                 encode(&(data.values)(start, len))
             })
             .collect();
-        for r in &raw {
-            values_sum.update(r);
-        }
-        let packed: Vec<Vec<u8>> = raw
-            .par_iter()
-            .map_init(
-                || {
-                    let mut enc = zstd::bulk::Compressor::new(COMPRESSION_LEVEL)?;
-                    enc.include_checksum(true)?;
-                    Ok::<_, io::Error>(enc)
-                },
-                |enc, r| match enc {
-                    Ok(enc) => enc.compress(r),
-                    Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
-                },
-            )
-            .collect::<io::Result<_>>()
-            .map_err(io_err)?;
-        blocks.extend(packed);
+        // The checksum is serial: one thread computes it while the others compress.
+        let ((), packed) = rayon::join(
+            || {
+                for r in &raw {
+                    values_sum.update(r);
+                }
+            },
+            || {
+                raw.par_iter()
+                    .map_init(
+                        || {
+                            let mut enc = zstd::bulk::Compressor::new(COMPRESSION_LEVEL)?;
+                            enc.include_checksum(true)?;
+                            Ok::<_, io::Error>(enc)
+                        },
+                        |enc, r| match enc {
+                            Ok(enc) => enc.compress(r),
+                            Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
+                        },
+                    )
+                    .collect::<io::Result<Vec<Vec<u8>>>>()
+            },
+        );
+        blocks.extend(packed.map_err(io_err)?);
     }
     let offsets_len = (blocks.len() + 1) * 8;
     let mut offsets = Vec::with_capacity(offsets_len);
