@@ -82,6 +82,55 @@ impl Position {
             .any(|k| king_can_capture(k, enemy, empty))
     }
 
+    /// For the side to move: `None` if it has no capture, else the squares
+    /// on which one more piece of its own would leave it without any. Such a
+    /// piece can only take captures away, by blocking a line or a landing
+    /// square, so a square qualifies when it blocks every first jump: the
+    /// landing square of a man's jump; for a king's, a square between the
+    /// king and the piece it jumps or the square right behind that piece.
+    pub(crate) fn capture_blockers(&self) -> Option<Bitboard> {
+        let us = self.turn;
+        let enemy = self.pieces(us.opponent());
+        let empty = !self.occupied();
+        let men = self.men(us);
+        let (mut any, mut block) = (false, Bitboard::ALL);
+        for d in Direction::ALL {
+            // A man's jump in direction `d` lands on one square, and distinct
+            // men land on distinct squares: two jumps leave no common blocker.
+            let landings = (men.shift(d) & enemy).shift(d) & empty;
+            if landings.any() {
+                any = true;
+                block &= if landings.count() == 1 {
+                    landings
+                } else {
+                    Bitboard::EMPTY
+                };
+            }
+        }
+        let occupied = !empty.0;
+        for k in self.kings(us).squares() {
+            for (d, &ray) in RAY_BITS[k.index()].iter().enumerate() {
+                let blockers = ray & occupied;
+                if blockers == 0 {
+                    continue;
+                }
+                let b = nearest_bit(blockers, d);
+                if enemy.0 & (1u64 << b) == 0 {
+                    continue;
+                }
+                let jumped = square_of_bit(b);
+                let land = NEIGHBOUR_BIT[jumped][d] & empty.0;
+                if land == 0 {
+                    continue;
+                }
+                any = true;
+                let path = ray & !(RAY_BITS[jumped][d] | 1u64 << b);
+                block &= Bitboard(path | land);
+            }
+        }
+        any.then_some(block)
+    }
+
     /// Whether the side to move has any legal move.
     pub fn has_legal_move(&self) -> bool {
         let us = self.turn;
@@ -425,6 +474,95 @@ impl CaptureGen<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A king put back on an empty square leaves its side without a capture
+    /// exactly when that square blocks every capture of the other pieces
+    /// ([`Position::capture_blockers`] with the king lifted) and the king
+    /// cannot capture from it: what the retro-move generator relies on.
+    #[test]
+    fn capture_blockers_agree_with_the_capture_test() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut checked, mut blocked, mut paths) = (0, 0, 0);
+        for round in 0..3000 {
+            let mut pos = Position::initial(RuleSet::Official);
+            pos.pieces = [Bitboard::EMPTY; 2];
+            pos.kings = Bitboard::EMPTY;
+            for i in 0..2 + round % 9 {
+                let sq = Square::from_index((next() % 50) as usize);
+                let side = if i == 0 {
+                    Side::White
+                } else if next() % 2 == 0 {
+                    Side::White
+                } else {
+                    Side::Black
+                };
+                if pos.occupied().contains(sq) {
+                    continue;
+                }
+                let king = i == 0 || next() % 3 == 0 || Bitboard::promotion_row(side).contains(sq);
+                pos.pieces[side.index()] = pos.pieces[side.index()].with(sq);
+                if king {
+                    pos.kings = pos.kings.with(sq);
+                }
+            }
+            assert_eq!(pos.capture_blockers().is_some(), pos.has_capture());
+            // One more man on `s`, where it cannot jump itself: the others'
+            // captures are gone exactly on the blocking squares.
+            let allowed = pos.capture_blockers().unwrap_or(Bitboard::ALL);
+            for s in (!pos.occupied()).squares() {
+                let mut p = pos;
+                p.pieces[0] = p.pieces[0].with(s);
+                let one = Bitboard::EMPTY.with(s);
+                let man_jumps = Direction::ALL.iter().any(|&d| {
+                    ((one.shift(d) & p.pieces(Side::Black)).shift(d) & !p.occupied()).any()
+                });
+                if !man_jumps {
+                    assert_eq!(
+                        !p.has_capture(),
+                        allowed.contains(s),
+                        "{} man {}",
+                        crate::fen::write(&p),
+                        s.number()
+                    );
+                    paths += usize::from(pos.has_capture() && allowed.contains(s));
+                }
+            }
+            for to in pos.kings(Side::White).squares() {
+                let mut without = pos;
+                without.pieces[0] = without.pieces[0].without(to);
+                without.kings = without.kings.without(to);
+                let allowed = without.capture_blockers().unwrap_or(Bitboard::ALL);
+                let empty = !without.occupied();
+                let origins = king_capture_origins(pos.pieces(Side::Black), empty);
+                for from in empty.squares() {
+                    let mut p = without;
+                    p.pieces[0] = p.pieces[0].with(from);
+                    p.kings = p.kings.with(from);
+                    let free = allowed.contains(from) && !origins.contains(from);
+                    assert_eq!(
+                        !p.has_capture(),
+                        free,
+                        "{} king {}",
+                        crate::fen::write(&p),
+                        from.number()
+                    );
+                    checked += 1;
+                    blocked += usize::from(free && without.has_capture());
+                }
+            }
+        }
+        // Blocking must actually occur in the sample, or the test shows little.
+        assert!(
+            checked > 50_000 && blocked > 100 && paths > 100,
+            "{checked} {blocked} {paths}"
+        );
+    }
 
     /// `king_capture_origins` answers `king_can_capture` for every square at
     /// once, on boards of every density (a fixed pseudo-random sequence).

@@ -96,30 +96,27 @@ pub(crate) fn for_each_king_retro_move(pos: &Position, mut g: impl FnMut(Square,
     let empty = !pos.occupied();
     let enemy = pos.pieces(mover.opponent());
     for to in pos.kings(mover).squares() {
-        // A piece of one's own can only take captures away (it blocks a path
-        // or a landing square). So when the mover's other pieces cannot capture
-        // with this king off the board, a predecessor has a capture exactly when
-        // the king can capture from its origin: the squares it could capture
-        // from are found once, instead of a capture test for each origin.
+        // A predecessor (the king back on `from`, `to` empty) has no capture
+        // when the king cannot capture from `from` and its presence there
+        // blocks every capture the mover's other pieces have with it lifted
+        // (a piece of one's own can only take captures away). Both are
+        // computed once per king as sets of squares, instead of a capture
+        // test for each origin.
         let mut without = *pos;
         without.turn = mover;
         without.pieces[mover.index()] = without.pieces[mover.index()].without(to);
         without.kings = without.kings.without(to);
-        if without.has_capture() {
-            for_each_free_diagonal_square(to, empty, |from| {
-                if !moved(pos, mover, from, to, true).has_capture() {
-                    g(from, to)
-                }
-            });
-        } else {
-            // The squares a king could capture from, with this one lifted.
-            let origins = king_capture_origins(enemy, empty.with(to));
-            for_each_free_diagonal_square(to, empty, |from| {
-                if !origins.contains(from) {
-                    g(from, to)
-                }
-            });
+        let allowed = without.capture_blockers().unwrap_or(Bitboard::ALL);
+        if allowed.is_empty() {
+            continue;
         }
+        // The squares a king could capture from, with this one lifted.
+        let origins = king_capture_origins(enemy, empty.with(to));
+        for_each_free_diagonal_square(to, empty, |from| {
+            if allowed.contains(from) && !origins.contains(from) {
+                g(from, to)
+            }
+        });
     }
 }
 
