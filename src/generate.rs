@@ -40,6 +40,7 @@ use crate::bitboard::Bitboard;
 use crate::geometry::Square;
 use crate::index::{MaterialIndex, MenCache, PlacementCache};
 use crate::material::Material;
+use crate::movegen::king_quiet_move_count;
 use crate::moves::{Move, MoveList};
 use crate::piece::Side;
 use crate::position::Position;
@@ -985,9 +986,10 @@ impl<'a> PredecessorCounters<'a> {
 struct InitScratch {
     /// The placement's position with every counter at 0.
     pos: Position,
-    /// Its legal moves with no counters set.
+    /// Its legal moves that leave the batch (captures, promotions, man
+    /// moves); the ordinary king moves, which stay in it, are only counted.
     moves: MoveList,
-    /// How many of them are ordinary king moves: those stay in the batch.
+    /// How many ordinary king moves it has.
     internal: u32,
     /// The ordinary moves of each king of the side to move, in square order.
     king_moves: Vec<(Square, u32)>,
@@ -1005,22 +1007,27 @@ impl InitScratch {
     /// Start on placement `placement` of `ix`.
     fn enter(&mut self, ix: &MaterialIndex, table: usize, placement: u64) {
         self.pos = ix.placement_position_cached(placement, &mut self.men[table]);
-        self.pos.generate_moves(&mut self.moves);
-        self.internal = self.moves.iter().filter(|m| is_internal(m)).count() as u32;
-        self.leaving.clear();
-        self.leaving.resize(ix.carried_counters() as usize, None);
+        self.moves.clear();
         self.king_moves.clear();
-        // Only the relay nodes need each king's moves.
-        if Fresh::of(ix).is_some() {
-            for k in self.pos.kings(self.pos.turn()).squares() {
-                let n = self
-                    .moves
-                    .iter()
-                    .filter(|m| is_internal(m) && m.from() == k)
-                    .count();
-                self.king_moves.push((k, n as u32));
+        self.internal = 0;
+        let kings = self.pos.kings(self.pos.turn());
+        if self.pos.has_capture() {
+            // Captures are compulsory: every move leaves the batch.
+            self.pos.generate_captures(&mut self.moves);
+            self.king_moves.extend(kings.squares().map(|k| (k, 0)));
+        } else {
+            // Ordinary king moves are counted, not built (building them was
+            // most of the move generation of king-heavy placements).
+            self.pos.generate_man_moves(&mut self.moves);
+            let empty = !self.pos.occupied();
+            for k in kings.squares() {
+                let n = king_quiet_move_count(k, empty);
+                self.internal += n;
+                self.king_moves.push((k, n));
             }
         }
+        self.leaving.clear();
+        self.leaving.resize(ix.carried_counters() as usize, None);
     }
 }
 
@@ -1049,6 +1056,7 @@ fn is_internal(m: &Move) -> bool {
 /// being compulsory, are unaffected (and the seven-move rule ends the game
 /// rather than restricting moves, see [`Position::outcome`]).
 #[inline]
+#[cfg(test)]
 fn legal_with_block(m: &Move, blocked: Option<Square>) -> bool {
     !(is_internal(m) && Some(m.from()) == blocked)
 }
@@ -1076,16 +1084,15 @@ fn init_state(
     out: &mut Vec<(u16, Entry)>,
 ) {
     let gi = g as usize;
+    // The three-move rule only takes the blocked king's ordinary moves away.
     let internal = match pos.blocked_king() {
         None => scratch.internal,
-        blocked => {
-            let moves = scratch.moves.iter();
-            moves
-                .filter(|m| is_internal(m) && legal_with_block(m, blocked))
-                .count() as u32
+        Some(b) => {
+            let of_blocked = scratch.king_moves.iter().find(|&&(k, _)| k == b);
+            scratch.internal - of_blocked.map_or(0, |&(_, n)| n)
         }
     };
-    let leaves = scratch.internal < scratch.moves.len() as u32;
+    let leaves = !scratch.moves.is_empty();
     if let Some(o) = pos.outcome_with(internal > 0 || leaves) {
         match o.wdl {
             Wdl::Loss => out.push((0, g)),
@@ -1172,7 +1179,8 @@ fn leaving_moves(
         longest: 0,
         draw: false,
     };
-    for m in scratch.moves.iter().filter(|m| !is_internal(m)) {
+    for m in scratch.moves.iter() {
+        debug_assert!(!is_internal(m));
         let v = if m.is_capture() || m.promotes() {
             solved.value(&pos.play(m), &mut scratch.solved_cache)
         } else {

@@ -154,6 +154,12 @@ impl Position {
     }
 
     fn generate_quiet(&self, out: &mut MoveList) {
+        self.generate_man_moves(out);
+        self.for_each_quiet_king_move(|k, to| out.push(Move::quiet(k, to, true, false)));
+    }
+
+    /// The ordinary moves of the side to move's men, added to `out`.
+    pub(crate) fn generate_man_moves(&self, out: &mut MoveList) {
         let us = self.turn;
         let empty = !self.occupied();
         let promo = Bitboard::promotion_row(us);
@@ -168,7 +174,6 @@ impl Position {
                 }
             }
         }
-        self.for_each_quiet_king_move(|k, to| out.push(Move::quiet(k, to, true, false)));
     }
 
     /// Call `f(from, to)` for every ordinary king move of the side to move,
@@ -219,7 +224,8 @@ impl Position {
         n
     }
 
-    fn generate_captures(&self, out: &mut MoveList) {
+    /// The legal captures into `out` (which must be empty); nothing if there is none.
+    pub(crate) fn generate_captures(&self, out: &mut MoveList) {
         let us = self.turn;
         let them = us.opponent();
         let mut gen = CaptureGen {
@@ -294,6 +300,28 @@ fn nearest_bit(bits: u64, d: usize) -> u32 {
     } else {
         63 - bits.leading_zeros()
     }
+}
+
+/// How many ordinary moves a king on `k` has: the empty squares along its
+/// diagonals up to the first occupied one ([`for_each_free_diagonal_square`]
+/// counted with bit scans).
+#[inline]
+pub(crate) fn king_quiet_move_count(k: Square, empty: Bitboard) -> u32 {
+    let occupied = !empty.0;
+    Direction::DIAGONALS
+        .iter()
+        .map(|&d| {
+            let d = d as usize;
+            let ray = RAY_BITS[k.index()][d];
+            let blockers = ray & occupied;
+            if blockers == 0 {
+                ray.count_ones()
+            } else {
+                let b = nearest_bit(blockers, d);
+                (ray & !(RAY_BITS[square_of_bit(b)][d] | 1u64 << b)).count_ones()
+            }
+        })
+        .sum()
 }
 
 /// Whether a king on `k` can make a first jump: along each line, the first
@@ -474,6 +502,35 @@ impl CaptureGen<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Counting a king's ordinary moves by bit scans gives the number of
+    /// squares the square-by-square walk visits.
+    #[test]
+    fn king_quiet_move_counts_agree_with_the_walk() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut total = 0;
+        for round in 0..2000 {
+            let mut occupied = Bitboard::EMPTY;
+            for _ in 0..round % 15 {
+                occupied = occupied.with(Square::from_index((next() % 50) as usize));
+            }
+            let empty = !occupied;
+            for k in 0..50 {
+                let k = Square::from_index(k);
+                let mut walked = 0;
+                for_each_free_diagonal_square(k, empty, |_| walked += 1);
+                assert_eq!(king_quiet_move_count(k, empty), walked, "{}", k.number());
+                total += walked;
+            }
+        }
+        assert!(total > 100_000);
+    }
 
     /// A king put back on an empty square leaves its side without a capture
     /// exactly when that square blocks every capture of the other pieces
