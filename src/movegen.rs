@@ -552,9 +552,8 @@ mod tests {
             pos.kings = Bitboard::EMPTY;
             for i in 0..2 + round % 9 {
                 let sq = Square::from_index((next() % 50) as usize);
-                let side = if i == 0 {
-                    Side::White
-                } else if next() % 2 == 0 {
+                // The first piece is a white king, so that there is one to move back.
+                let side = if i == 0 || next() % 2 == 0 {
                     Side::White
                 } else {
                     Side::Black
