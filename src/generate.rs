@@ -107,6 +107,16 @@ pub enum GenerateError {
         /// The limit.
         limit_gib: f64,
     },
+    /// The working memory of a batch could not be mapped.
+    #[error(
+        "cannot map {bytes} bytes of working memory: {source} (lower --max-memory or free memory)"
+    )]
+    Memory {
+        /// The size asked for.
+        bytes: usize,
+        /// The error.
+        source: std::io::Error,
+    },
     /// The output directory could not be created.
     #[error("cannot create {path}: {source}")]
     Dir {
@@ -269,13 +279,14 @@ struct AtomicWords {
 }
 
 impl AtomicWords {
-    fn zeroed(len: usize) -> AtomicWords {
-        let map = MmapMut::map_anon((8 * len).max(1))
-            .unwrap_or_else(|e| panic!("cannot map {} bytes of working memory: {e}", 8 * len));
+    fn zeroed(len: usize) -> Result<AtomicWords, GenerateError> {
+        let bytes = (8 * len).max(1);
+        let map =
+            MmapMut::map_anon(bytes).map_err(|source| GenerateError::Memory { bytes, source })?;
         // Only a hint: where huge pages are disabled the memory is ordinary.
         #[cfg(target_os = "linux")]
         let _ = map.advise(memmap2::Advice::HugePage);
-        AtomicWords { map, len }
+        Ok(AtomicWords { map, len })
     }
 }
 
@@ -336,14 +347,14 @@ impl Cell {
 }
 
 impl Work {
-    fn new(n: usize) -> Work {
+    fn new(n: usize) -> Result<Work, GenerateError> {
         // In parallel, like every other pass over the batch (up to 268 MB of
         // cells; serially this took 0.4% of the KKKvKM pair's time).
-        let cells = AtomicWords::zeroed(n);
+        let cells = AtomicWords::zeroed(n)?;
         cells
             .par_chunks(1 << 16)
             .for_each(|c| c.iter().for_each(|w| w.store(Cell::OPEN.0, Relaxed)));
-        Work { cells }
+        Ok(Work { cells })
     }
 
     /// Ask the processor to bring state `g`'s cell into the cache, without
@@ -570,7 +581,7 @@ fn solve_batch(
     parts: &[Slice],
     solved: &Solved,
     progress: &(dyn Fn(u64) + Sync),
-) -> Vec<u16> {
+) -> Result<Vec<u16>, GenerateError> {
     let symmetric = tables.len() == 1;
     let other_table = |t: usize| if symmetric { 0 } else { 1 - t };
     // The two tables of a pair have slices of one length (the flip swaps the
@@ -596,7 +607,7 @@ fn solve_batch(
         let p = parts[(g / len) as usize];
         (p.table, p.slice * len + g % len)
     };
-    let work = Work::new(total as usize);
+    let work = Work::new(total as usize)?;
     // Relay nodes (see [`Fresh`]): every part gets room for the most nodes
     // either table of the pair needs.
     let fresh: Vec<Option<Fresh>> = tables.iter().map(|t| Fresh::of(&t.index)).collect();
@@ -606,7 +617,7 @@ fn solve_batch(
         .map(|f| f.per_part(len))
         .max()
         .unwrap_or(0);
-    let relays = Work::new((parts.len() as u64 * per_part) as usize);
+    let relays = Work::new((parts.len() as u64 * per_part) as usize)?;
     let relay_of_part: Vec<Option<Fresh>> = parts.iter().map(|p| fresh[p.table]).collect();
 
     // 1. Initialise.
@@ -685,7 +696,7 @@ fn solve_batch(
     }
 
     // 2. Propagate, bucket by bucket, along king moves inside the batch.
-    let order = StateOrder::new(total);
+    let order = StateOrder::new(total)?;
     let mut d = 0;
     while d < buckets.len() {
         let mut entries = std::mem::take(&mut buckets[d]);
@@ -870,7 +881,8 @@ fn solve_batch(
     }
 
     // 3. The rest are draws.
-    work.cells
+    Ok(work
+        .cells
         .par_iter()
         .map(|c| match Cell(c.load(Relaxed)).result() {
             0 => Value {
@@ -880,7 +892,7 @@ fn solve_batch(
             .pack(),
             v => v,
         })
-        .collect()
+        .collect())
 }
 
 /// A bitset over a batch's bucket entries (two bits per state: lost, won),
@@ -890,10 +902,10 @@ struct StateOrder {
 }
 
 impl StateOrder {
-    fn new(states: u64) -> StateOrder {
-        StateOrder {
-            bits: AtomicWords::zeroed((2 * states).div_ceil(64) as usize),
-        }
+    fn new(states: u64) -> Result<StateOrder, GenerateError> {
+        Ok(StateOrder {
+            bits: AtomicWords::zeroed((2 * states).div_ceil(64) as usize)?,
+        })
     }
 }
 
@@ -1295,7 +1307,7 @@ pub fn solve_pair(
     progress.resumed(skipped);
     let mut last_checkpoint = Instant::now();
     for (b, parts) in batches.iter().enumerate().skip(done_batches) {
-        let values = solve_batch(&tables, parts, solved, &|n| progress.advance(n));
+        let values = solve_batch(&tables, parts, solved, &|n| progress.advance(n))?;
         let mut at = 0usize;
         for p in parts {
             let t = &mut tables[p.table];
