@@ -503,17 +503,21 @@ impl CaptureGen<'_> {
 mod tests {
     use super::*;
 
-    /// Counting a king's ordinary moves by bit scans gives the number of
-    /// squares the square-by-square walk visits.
-    #[test]
-    fn king_quiet_move_counts_agree_with_the_walk() {
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
+    /// A fixed pseudo-random sequence (xorshift64) from `seed`.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
             seed
-        };
+        }
+    }
+
+    /// Counting a king's ordinary moves by bit scans gives the number of
+    /// squares the square-by-square walk visits.
+    #[test]
+    fn king_quiet_move_counts_agree_with_the_walk() {
+        let mut next = xorshift(0x2545_F491_4F6C_DD1Du64);
         let mut total = 0;
         for round in 0..2000 {
             let mut occupied = Bitboard::EMPTY;
@@ -538,13 +542,7 @@ mod tests {
     /// cannot capture from it: what the retro-move generator relies on.
     #[test]
     fn capture_blockers_agree_with_the_capture_test() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15u64);
         let (mut checked, mut blocked, mut paths) = (0, 0, 0);
         for round in 0..3000 {
             let mut pos = Position::initial(RuleSet::Official);
@@ -624,13 +622,7 @@ mod tests {
     /// once, on boards of every density (a fixed pseudo-random sequence).
     #[test]
     fn capture_origins_agree_with_the_one_square_test() {
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x2545_F491_4F6C_DD1Du64);
         let mut origins_seen = 0;
         for round in 0..4000 {
             let (mut enemy, mut own) = (Bitboard::EMPTY, Bitboard::EMPTY);
