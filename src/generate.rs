@@ -270,6 +270,16 @@ struct Work {
     cells: AtomicWords,
 }
 
+/// Zeroed anonymous memory of `bytes` bytes, advised to use huge pages: the
+/// arrays the generator reads at random (working cells, decoded tables).
+fn huge_anon(bytes: usize) -> std::io::Result<MmapMut> {
+    let map = MmapMut::map_anon(bytes)?;
+    // Only a hint: where huge pages are disabled the memory is ordinary.
+    #[cfg(target_os = "linux")]
+    let _ = map.advise(memmap2::Advice::HugePage);
+    Ok(map)
+}
+
 /// A zeroed array of atomic words in anonymous memory advised to use huge
 /// pages. The propagation touches cells all over a batch (hundreds of
 /// megabytes): with 4 KiB pages nearly every access also missed the TLB.
@@ -281,11 +291,7 @@ struct AtomicWords {
 impl AtomicWords {
     fn zeroed(len: usize) -> Result<AtomicWords, GenerateError> {
         let bytes = (8 * len).max(1);
-        let map =
-            MmapMut::map_anon(bytes).map_err(|source| GenerateError::Memory { bytes, source })?;
-        // Only a hint: where huge pages are disabled the memory is ordinary.
-        #[cfg(target_os = "linux")]
-        let _ = map.advise(memmap2::Advice::HugePage);
+        let map = huge_anon(bytes).map_err(|source| GenerateError::Memory { bytes, source })?;
         Ok(AtomicWords { map, len })
     }
 }
@@ -1399,6 +1405,16 @@ pub(crate) struct Counts {
 }
 
 impl Counts {
+    /// The counts of two parts of a table together.
+    fn merge(self, o: Counts) -> Counts {
+        Counts {
+            wins: self.wins + o.wins,
+            draws: self.draws + o.draws,
+            losses: self.losses + o.losses,
+            longest_win: self.longest_win.max(o.longest_win),
+        }
+    }
+
     #[inline]
     pub(crate) fn add(&mut self, v: Value) {
         match v.wdl {
@@ -1496,15 +1512,7 @@ fn counts_from(states: u64, read: &(dyn Fn(u64, usize) -> Vec<u16> + Sync)) -> (
         })
         .reduce(
             || (Counts::default(), 0),
-            |(a, da), (b, db)| {
-                let counts = Counts {
-                    wins: a.wins + b.wins,
-                    draws: a.draws + b.draws,
-                    losses: a.losses + b.losses,
-                    longest_win: a.longest_win.max(b.longest_win),
-                };
-                (counts, da.max(db))
-            },
+            |(a, da), (b, db)| (a.merge(b), da.max(db)),
         )
 }
 
@@ -1704,11 +1712,10 @@ pub(crate) struct ValueArray {
 
 impl ValueArray {
     fn zeroed(len: usize) -> std::io::Result<ValueArray> {
-        let map = MmapMut::map_anon((2 * len).max(1))?;
-        // Only a hint: where huge pages are disabled the memory is ordinary.
-        #[cfg(target_os = "linux")]
-        let _ = map.advise(memmap2::Advice::HugePage);
-        Ok(ValueArray { map, len })
+        Ok(ValueArray {
+            map: huge_anon((2 * len).max(1))?,
+            len,
+        })
     }
 
     fn as_mut_slice(&mut self) -> &mut [u16] {

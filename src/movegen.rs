@@ -210,15 +210,8 @@ impl Position {
         let mut n = ((men.shift(f1) & empty).count() + (men.shift(f2) & empty).count()) as usize;
         let blocked = self.blocked_king();
         for k in self.kings(us).squares() {
-            if Some(k) == blocked {
-                continue;
-            }
-            for d in Direction::DIAGONALS {
-                let ray = &RAYS[k.index()][d as usize];
-                n += ray.squares[..ray.len as usize]
-                    .iter()
-                    .take_while(|&&s| empty.contains(Square::from_index(s as usize)))
-                    .count();
+            if Some(k) != blocked {
+                n += king_quiet_move_count(k, empty) as usize;
             }
         }
         n
