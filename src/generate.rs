@@ -158,26 +158,17 @@ impl Solved {
         Ok(Solved { tables })
     }
 
-    /// The value of `pos`, a capture or promotion successor: a loss if the
-    /// side to move has no pieces left, else stored. A finished table holds
-    /// the adjudicated value of every state where the game is over (no legal
-    /// move, seven-move draw, ...), so no move generation is needed here
-    /// (it took 4% of a pair's time); `verify` re-derives those values with
-    /// [`Position::outcome`].
-    fn value(&self, pos: &Position, cache: &mut PlacementCache) -> Value {
-        if pos.pieces(pos.turn()).is_empty() {
-            return Value {
-                wdl: Wdl::Loss,
-                dtw: 0,
-            };
-        }
-        self.stored(pos, cache)
-    }
-
     /// The stored value of a position that is not over. The placement part of
     /// its index is cached; the counter part is computed without flipping.
     #[inline]
     pub(crate) fn stored(&self, pos: &Position, cache: &mut PlacementCache) -> Value {
+        let (t, i) = self.locate(pos, cache);
+        self.at(t, i)
+    }
+
+    /// Where [`Solved::stored`] reads `pos`'s value: table number and index.
+    #[inline]
+    fn locate(&self, pos: &Position, cache: &mut PlacementCache) -> (u32, u64) {
         let (t, base) = cache.get(pos, || {
             let w = white_to_move(pos);
             let m = Material::of(&w);
@@ -188,10 +179,37 @@ impl Solved {
                 .expect("the table of every successor is loaded");
             (t as u32, self.tables[t].1.placement_base(&w))
         });
-        let (_, ix, values) = &self.tables[t as usize];
-        Value::unpack(values[(base + ix.counters_offset(pos)) as usize])
+        (t, base + self.tables[t as usize].1.counters_offset(pos))
+    }
+
+    /// The value at index `i` of table number `t` (from [`Solved::locate`]).
+    #[inline]
+    fn at(&self, t: u32, i: u64) -> Value {
+        Value::unpack(self.tables[t as usize].2[i as usize])
             .expect("finished tables hold only known values")
     }
+
+    /// Ask the processor to fetch the value [`Solved::at`] will read.
+    #[inline]
+    fn prefetch(&self, t: u32, i: u64) {
+        if let Some(v) = self.tables[t as usize].2.get(i as usize) {
+            prefetch(v);
+        }
+    }
+}
+
+/// Ask the processor to bring the cache line of `r` into the cache, without
+/// waiting for it.
+#[inline]
+fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint; it reads nothing and cannot fault.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
 }
 
 /// The position, or its colour flip if Black is to move (how states are indexed).
@@ -367,17 +385,9 @@ impl Work {
     /// waiting for it.
     #[inline]
     fn prefetch(&self, g: usize) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(cell) = self.cells.get(g) {
-            // SAFETY: a prefetch is only a hint; it reads nothing and cannot
-            // fault, and the pointer is to a live element anyway.
-            unsafe {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch::<_MM_HINT_T0>(cell.as_ptr() as *const i8);
-            }
+            prefetch(cell);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = g;
     }
 
     #[inline]
@@ -498,6 +508,15 @@ impl PairTable {
     fn get(&self, idx: u64) -> u16 {
         let o = 2 * idx as usize;
         u16::from_le_bytes([self.store[o], self.store[o + 1]])
+    }
+
+    /// Ask the processor to fetch the value [`PairTable::get`] will read (a
+    /// hint only: a page not mapped yet is not faulted in).
+    #[inline]
+    fn prefetch(&self, idx: u64) {
+        if let Some(b) = self.store.get(2 * idx as usize) {
+            prefetch(b);
+        }
     }
 }
 
@@ -632,16 +651,7 @@ fn solve_batch(
         .into_par_iter()
         .map(|c| {
             let mut out = Vec::new();
-            let mut scratch = InitScratch {
-                pos: tables[0].index.placement_position(0),
-                moves: Vec::new(),
-                internal: 0,
-                king_moves: Vec::new(),
-                leaving: Vec::new(),
-                solved_cache: PlacementCache::new(),
-                next_cache: PlacementCache::new(),
-                men: [MenCache::default(); 2],
-            };
+            let mut scratch = InitScratch::new(&tables[0].index);
             // The states of one placement (they differ only in counters) are
             // consecutive, in one part of the batch: find the table and index
             // of the first, then step through its counter combinations.
@@ -655,7 +665,8 @@ fn solve_batch(
                     let per = tables[t].index.counters_per_placement();
                     counters = idx % per;
                     placement_end = g + per - counters;
-                    scratch.enter(&tables[t].index, t, idx / per);
+                    let next = &tables[other_table(t)];
+                    scratch.enter(&tables[t].index, t, idx / per, next, solved);
                 }
                 let ix = &tables[t].index;
                 let mut pos = scratch.pos;
@@ -1013,8 +1024,10 @@ struct InitScratch {
     king_moves: Vec<(Square, u32)>,
     /// The summary of the moves that leave the batch, for each combination
     /// of the counters they carry over ([`MaterialIndex::carried_counters`]);
-    /// filled on first use.
+    /// `None` where every state with those counters is over.
     leaving: Vec<Option<Leaving>>,
+    /// Where each leaving move's value is read, per carried combination.
+    sources: Vec<(u32, Source)>,
     solved_cache: PlacementCache,
     next_cache: PlacementCache,
     /// The men of the last slice entered, per table of the pair.
@@ -1022,8 +1035,30 @@ struct InitScratch {
 }
 
 impl InitScratch {
-    /// Start on placement `placement` of `ix`.
-    fn enter(&mut self, ix: &MaterialIndex, table: usize, placement: u64) {
+    fn new(ix: &MaterialIndex) -> InitScratch {
+        InitScratch {
+            pos: ix.placement_position(0),
+            moves: Vec::new(),
+            internal: 0,
+            king_moves: Vec::new(),
+            leaving: Vec::new(),
+            sources: Vec::new(),
+            solved_cache: PlacementCache::new(),
+            next_cache: PlacementCache::new(),
+            men: [MenCache::default(); 2],
+        }
+    }
+
+    /// Start on placement `placement` of `ix`; `next` is the other table of
+    /// the pair (where man moves lead).
+    fn enter(
+        &mut self,
+        ix: &MaterialIndex,
+        table: usize,
+        placement: u64,
+        next: &PairTable,
+        solved: &Solved,
+    ) {
         self.pos = ix.placement_position_cached(placement, &mut self.men[table]);
         self.moves.clear();
         self.king_moves.clear();
@@ -1044,8 +1079,120 @@ impl InitScratch {
                 self.king_moves.push((k, n));
             }
         }
+        self.summarise_leaving(ix, next, solved);
+    }
+
+    /// Fill `leaving` for every carried combination at once: first locate
+    /// every successor value and ask for it, then read them. They lie in
+    /// tables of hundreds of megabytes, so reading each as soon as it was
+    /// located waited on memory every time (about a third of the
+    /// initialisation's own time on the KKMvKK pair).
+    ///
+    /// A combination whose states are all over needs no summary: it is the
+    /// one whose state with the side to move's three-move state "none" (no
+    /// king blocked, so every move legal) is over.
+    fn summarise_leaving(&mut self, ix: &MaterialIndex, next: &PairTable, solved: &Solved) {
+        let carried = ix.carried_counters() as usize;
         self.leaving.clear();
-        self.leaving.resize(ix.carried_counters() as usize, None);
+        self.leaving.resize(carried, None);
+        self.sources.clear();
+        let has_moves = self.internal > 0 || !self.moves.is_empty();
+        for c in 0..carried {
+            let mut pos = self.pos;
+            ix.set_counters(&mut pos, c as u64);
+            if pos.outcome_with(has_moves).is_some() {
+                continue;
+            }
+            self.leaving[c] = Some(Leaving::NONE);
+            for m in self.moves.iter() {
+                let src = Source::of(
+                    &pos,
+                    m,
+                    next,
+                    solved,
+                    &mut self.solved_cache,
+                    &mut self.next_cache,
+                );
+                src.prefetch(next, solved);
+                self.sources.push((c as u32, src));
+            }
+        }
+        for &(c, src) in &self.sources {
+            if let Some(l) = &mut self.leaving[c as usize] {
+                l.add(src.read(next, solved));
+            }
+        }
+    }
+}
+
+/// Where the value of a move that leaves the batch is read.
+#[derive(Copy, Clone, Debug)]
+enum Source {
+    /// The move took the opponent's last piece: the successor is lost at once.
+    LastPiece,
+    /// A capture or promotion: table number and index in [`Solved`].
+    Solved(u32, u64),
+    /// A man move: index in the other table of the pair.
+    Next(u64),
+}
+
+impl Source {
+    /// Where the value of `pos` after `m` (a move that leaves the batch) is.
+    #[inline]
+    fn of(
+        pos: &Position,
+        m: &Move,
+        next: &PairTable,
+        solved: &Solved,
+        solved_cache: &mut PlacementCache,
+        next_cache: &mut PlacementCache,
+    ) -> Source {
+        debug_assert!(!is_internal(m));
+        let child = pos.play(m);
+        if m.is_capture() || m.promotes() {
+            // A finished table holds the adjudicated value of every state
+            // where the game is over (no legal move, seven-move draw, ...), so
+            // no move generation is needed here (it took 4% of a pair's time);
+            // `verify` re-derives those values with [`Position::outcome`].
+            if child.pieces(child.turn()).is_empty() {
+                return Source::LastPiece;
+            }
+            let (t, i) = solved.locate(&child, solved_cache);
+            Source::Solved(t, i)
+        } else {
+            let (_, base) = next_cache.get(&child, || {
+                (0, next.index.placement_base(&white_to_move(&child)))
+            });
+            Source::Next(base + next.index.counters_offset(&child))
+        }
+    }
+
+    #[inline]
+    fn prefetch(self, next: &PairTable, solved: &Solved) {
+        match self {
+            Source::LastPiece => {}
+            Source::Solved(t, i) => solved.prefetch(t, i),
+            Source::Next(i) => next.prefetch(i),
+        }
+    }
+
+    /// The successor's value, for its side to move.
+    #[inline]
+    fn read(self, next: &PairTable, solved: &Solved) -> Value {
+        match self {
+            Source::LastPiece => Value {
+                wdl: Wdl::Loss,
+                dtw: 0,
+            },
+            Source::Solved(t, i) => solved.at(t, i),
+            Source::Next(i) => Value::unpack(next.get(i)).unwrap_or_else(|| {
+                panic!(
+                    "{}: state {i} read before its slice {} was solved",
+                    next.material,
+                    i / next.slice_len
+                )
+            }),
+        }
     }
 }
 
@@ -1059,6 +1206,25 @@ struct Leaving {
     longest: u16,
     /// Some move draws.
     draw: bool,
+}
+
+impl Leaving {
+    /// No move leaves the batch.
+    const NONE: Leaving = Leaving {
+        best_win: NO_WIN,
+        longest: 0,
+        draw: false,
+    };
+
+    /// Count one move whose successor has value `v` (for the opponent).
+    #[inline]
+    fn add(&mut self, v: Value) {
+        match v.wdl {
+            Wdl::Loss => self.best_win = self.best_win.min(v.dtw + 1),
+            Wdl::Win => self.longest = self.longest.max(v.dtw),
+            Wdl::Draw => self.draw = true,
+        }
+    }
 }
 
 /// An ordinary king move: the only kind that stays inside the batch (it
@@ -1186,41 +1352,25 @@ fn init_state(
 /// The summary of the moves of `pos` that leave the batch, read from
 /// finished values: captures and promotions from earlier tables, man moves
 /// from slices with the men further advanced (solved before this batch).
+/// [`InitScratch::summarise_leaving`] does this for all carried combinations
+/// of a placement at once; this is for a state it left out.
 fn leaving_moves(
     pos: &Position,
     next: &PairTable,
     solved: &Solved,
     scratch: &mut InitScratch,
 ) -> Leaving {
-    let mut l = Leaving {
-        best_win: NO_WIN,
-        longest: 0,
-        draw: false,
-    };
+    let mut l = Leaving::NONE;
     for m in scratch.moves.iter() {
-        debug_assert!(!is_internal(m));
-        let v = if m.is_capture() || m.promotes() {
-            solved.value(&pos.play(m), &mut scratch.solved_cache)
-        } else {
-            let child = pos.play(m);
-            let (_, base) = scratch.next_cache.get(&child, || {
-                (0, next.index.placement_base(&white_to_move(&child)))
-            });
-            let idx = base + next.index.counters_offset(&child);
-            Value::unpack(next.get(idx)).unwrap_or_else(|| {
-                panic!(
-                    "{} -> {}: slice {} not solved",
-                    crate::fen::write(pos),
-                    crate::fen::write(&child),
-                    idx / next.slice_len
-                )
-            })
-        };
-        match v.wdl {
-            Wdl::Loss => l.best_win = l.best_win.min(v.dtw + 1),
-            Wdl::Win => l.longest = l.longest.max(v.dtw),
-            Wdl::Draw => l.draw = true,
-        }
+        let src = Source::of(
+            pos,
+            m,
+            next,
+            solved,
+            &mut scratch.solved_cache,
+            &mut scratch.next_cache,
+        );
+        l.add(src.read(next, solved));
     }
     l
 }
