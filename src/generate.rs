@@ -632,6 +632,20 @@ fn solve_batch(
         let p = parts[(g / len) as usize];
         (p.table, p.slice * len + g % len)
     };
+    // The part holding each part's partner slice (the same men, the other
+    // side to move), where its predecessors by king moves lie.
+    let partner: Vec<u64> = parts
+        .iter()
+        .map(|p| {
+            let mut q = tables[p.table].index.position(p.slice * len);
+            q.turn = Side::Black;
+            let ot = other_table(p.table);
+            part_of[&Slice {
+                table: ot,
+                slice: tables[ot].index.index(&q) / len,
+            }]
+        })
+        .collect();
     let work = Work::new(total as usize)?;
     // Relay nodes (see [`Fresh`]): every part gets room for the most nodes
     // either table of the pair needs.
@@ -725,7 +739,6 @@ fn solve_batch(
             .par_chunks(4096)
             .map(|chunk| {
                 let mut out = Vec::new();
-                let mut cache = PlacementCache::new();
                 let mut last: Option<(usize, u64, Position)> = None;
                 // The king retro-moves into the current placement, and the batch
                 // position where each one's predecessor placement starts (found
@@ -796,7 +809,12 @@ fn solve_batch(
                     // counters are coded relative to the side to move.
                     let ix = &tables[ot].index;
                     let preds = PredecessorCounters::new(ix, &undoing, &pos);
+                    // Positions are in their White-to-move form, so the
+                    // predecessors have Black to move and are indexed flipped.
                     let mover = undoing.mover();
+                    debug_assert_eq!(mover, Side::Black);
+                    let men_all = pos.men(Side::White) | pos.men(Side::Black);
+                    let partner_start = partner[((e & !WIN_BIT) / len) as usize] * len;
                     // Where the predecessors have relay nodes, a move of the
                     // king now tracked at count 1 was a fresh move of it: its
                     // predecessor is that king's relay node.
@@ -809,14 +827,21 @@ fn solve_batch(
                         if !undoing.king_may_have_moved_to(to) {
                             continue;
                         }
+                        let kings = pos.kings(mover).without(to).with(from);
                         if *start == UNRANKED {
-                            let p = moved(&pos, mover, from, to, true);
-                            *start = cache
-                                .get(&p, || (0, local(ot, ix.placement_base(&p.flip()))))
-                                .1;
+                            // The predecessor has the same men: it lies in
+                            // the partner slice, and only its kings need ranking.
+                            *start = partner_start
+                                + ix.flipped_kings_offset(men_all, pos.kings(Side::White), kings);
+                            debug_assert_eq!(
+                                *start,
+                                local(
+                                    ot,
+                                    ix.placement_base(&moved(&pos, mover, from, to, true).flip())
+                                )
+                            );
                         }
                         let start = *start;
-                        let kings = pos.kings(mover).without(to).with(from);
                         if let Some(f) = relay {
                             let tracked = Some(KingCount {
                                 square: from,

@@ -279,8 +279,6 @@ impl MaterialIndex {
         debug_assert_eq!(Material::of(pos), self.material);
         let a = self.material.stm_men as u32;
         let b = self.material.opp_men as u32;
-        let wk_n = self.material.stm_kings as u32;
-        let bk_n = self.material.opp_kings as u32;
         let wm = pos.men(Side::White).to_plain();
         let bm = pos.men(Side::Black).to_plain();
         let wk = pos.kings(Side::White).to_plain();
@@ -293,15 +291,42 @@ impl MaterialIndex {
         let r_mid = rank(middle, WHITE_MIDDLE);
         let b_avail = BLACK_ALLOWED & !middle;
         let r_bm = rank(bm, b_avail);
-        let k_avail = ALL & !(wm | bm);
-        let r_wk = rank(wk, k_avail);
-        let r_bk = rank(bk, k_avail & !wk);
-        let free = 50 - a - b;
-        let kings = r_wk * binom(free - wk_n, bk_n) + r_bk;
-        let placement = self.offsets[j as usize]
-            + ((r_back * binom(40, a - j) + r_mid) * binom(45 - (a - j), b) + r_bm) * self.kings
-            + kings;
-        placement * self.t_stm * self.t_opp * self.s_size
+        let men = self.offsets[j as usize]
+            + ((r_back * binom(40, a - j) + r_mid) * binom(45 - (a - j), b) + r_bm) * self.kings;
+        men * self.counters_per_placement() + self.kings_offset(wk, bk, ALL & !(wm | bm))
+    }
+
+    /// The kings' part of [`MaterialIndex::placement_base`]: the offset of a
+    /// placement within its slice (the men fix the slice, the kings the
+    /// placement in it). Plain masks of the White-to-move form: the kings of
+    /// the side to move and of the opponent, and the squares the men leave free.
+    #[inline]
+    fn kings_offset(&self, wk: u64, bk: u64, free: u64) -> u64 {
+        let m = self.material;
+        let free_n = 50 - m.stm_men as u32 - m.opp_men as u32;
+        let r_wk = rank(wk, free);
+        let r_bk = rank(bk, free & !wk);
+        (r_wk * binom(free_n - m.stm_kings as u32, m.opp_kings as u32) + r_bk)
+            * self.counters_per_placement()
+    }
+
+    /// The offset within its slice of the placement of the colour flip of a
+    /// Black-to-move position with these men and kings (squares as in that
+    /// position): where the generator finds a predecessor by a king move,
+    /// whose men are those of a slice it knows, without ranking the men.
+    #[inline]
+    pub(crate) fn flipped_kings_offset(
+        &self,
+        men: Bitboard,
+        white_kings: Bitboard,
+        black_kings: Bitboard,
+    ) -> u64 {
+        let free = ALL & !men.flip().to_plain();
+        self.kings_offset(
+            black_kings.flip().to_plain(),
+            white_kings.flip().to_plain(),
+            free,
+        )
     }
 
     /// The counter part of a position's index. For Black to move it is that
@@ -602,6 +627,46 @@ mod tests {
                 } else {
                     (p + 1 + step % 3) % n
                 };
+            }
+        }
+    }
+
+    /// The generator places a predecessor by a king move (Black to move, the
+    /// same men) in the partner slice by ranking its kings alone: that offset
+    /// is the flip's placement base within its slice, and the partner slice
+    /// is the one its men give.
+    #[test]
+    fn kings_offset_of_a_flip_is_its_place_in_the_partner_slice() {
+        for name in ["KKMvKM", "KMvKK", "KKvKM", "MMvKK", "KKKvK", "KvKKM"] {
+            let m: Material = name.parse().unwrap();
+            let ix = MaterialIndex::new(m, RuleSet::Official);
+            let flip_ix = MaterialIndex::new(m.flip(), RuleSet::Official);
+            let mut p = 0u64;
+            for _ in 0..20_000 {
+                p = p
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let mut pos = ix.placement_position(p % ix.placements());
+                pos.turn = Side::Black;
+                let flipped = flip_ix.placement_base(&pos.flip());
+                let men = pos.men(Side::White) | pos.men(Side::Black);
+                let offset = flip_ix.flipped_kings_offset(
+                    men,
+                    pos.kings(Side::White),
+                    pos.kings(Side::Black),
+                );
+                assert_eq!(offset, flipped % flip_ix.slice_len(), "{name}");
+                // Moving a king keeps the slice.
+                let slice = flipped / flip_ix.slice_len();
+                let mut other = pos;
+                if let Some(k) = pos.kings(Side::Black).squares().next() {
+                    if let Some(to) = (!pos.occupied()).squares().next() {
+                        other.pieces[1] = other.pieces[1].without(k).with(to);
+                        other.kings = other.kings.without(k).with(to);
+                        let moved = flip_ix.placement_base(&other.flip());
+                        assert_eq!(moved / flip_ix.slice_len(), slice, "{name}");
+                    }
+                }
             }
         }
     }
