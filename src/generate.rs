@@ -312,6 +312,32 @@ impl AtomicWords {
         let map = huge_anon(bytes).map_err(|source| GenerateError::Memory { bytes, source })?;
         Ok(AtomicWords { map, len })
     }
+
+    /// `len` words: those of `spare` if it has room (holding whatever it
+    /// held), else freshly mapped zeroed ones.
+    fn reuse(spare: Option<AtomicWords>, len: usize) -> Result<AtomicWords, GenerateError> {
+        match spare {
+            Some(mut w) if w.map.len() >= 8 * len => {
+                w.len = len;
+                Ok(w)
+            }
+            spare => {
+                drop(spare); // before mapping the larger one
+                AtomicWords::zeroed(len)
+            }
+        }
+    }
+}
+
+/// Working memory kept from one batch of a pair to the next. Mapping it
+/// afresh for every batch had the kernel zero (and fault in) hundreds of
+/// megabytes each time: 7.6% of the samples of the KKMvKM pair.
+#[derive(Default)]
+struct Spare {
+    cells: Option<AtomicWords>,
+    relays: Option<AtomicWords>,
+    /// All zero whenever it is put back (see [`put_in_state_order`]).
+    order: Option<AtomicWords>,
 }
 
 impl std::ops::Deref for AtomicWords {
@@ -371,10 +397,11 @@ impl Cell {
 }
 
 impl Work {
-    fn new(n: usize) -> Result<Work, GenerateError> {
+    /// `n` open cells, in `spare`'s memory if it has room.
+    fn new(n: usize, spare: Option<AtomicWords>) -> Result<Work, GenerateError> {
         // In parallel, like every other pass over the batch (up to 268 MB of
         // cells; serially this took 0.4% of the KKKvKM pair's time).
-        let cells = AtomicWords::zeroed(n)?;
+        let cells = AtomicWords::reuse(spare, n)?;
         cells
             .par_chunks(1 << 16)
             .for_each(|c| c.iter().for_each(|w| w.store(Cell::OPEN.0, Relaxed)));
@@ -600,13 +627,16 @@ fn batches(tables: &[&MaterialIndex], batch_states: u64) -> Vec<Vec<Slice>> {
 /// States per batch: about [`BYTES_PER_BATCH_STATE`] bytes each of working memory.
 const BATCH_STATES: u64 = 1 << 25;
 
-/// Solve one batch of slices; every slice its man moves lead to is solved already.
+/// Solve one batch of slices into the work files; every slice its man moves
+/// lead to is solved already.
 fn solve_batch(
-    tables: &[PairTable],
+    tables_mut: &mut [PairTable],
     parts: &[Slice],
     solved: &Solved,
+    spare: &mut Spare,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<Vec<u16>, GenerateError> {
+) -> Result<(), GenerateError> {
+    let tables: &[PairTable] = tables_mut;
     let symmetric = tables.len() == 1;
     let other_table = |t: usize| if symmetric { 0 } else { 1 - t };
     // The two tables of a pair have slices of one length (the flip swaps the
@@ -646,7 +676,7 @@ fn solve_batch(
             }]
         })
         .collect();
-    let work = Work::new(total as usize)?;
+    let work = Work::new(total as usize, spare.cells.take())?;
     // Relay nodes (see [`Fresh`]): every part gets room for the most nodes
     // either table of the pair needs.
     let fresh: Vec<Option<Fresh>> = tables.iter().map(|t| Fresh::of(&t.index)).collect();
@@ -656,7 +686,10 @@ fn solve_batch(
         .map(|f| f.per_part(len))
         .max()
         .unwrap_or(0);
-    let relays = Work::new((parts.len() as u64 * per_part) as usize)?;
+    let relays = Work::new(
+        (parts.len() as u64 * per_part) as usize,
+        spare.relays.take(),
+    )?;
     let relay_of_part: Vec<Option<Fresh>> = parts.iter().map(|p| fresh[p.table]).collect();
 
     // 1. Initialise.
@@ -727,7 +760,7 @@ fn solve_batch(
     }
 
     // 2. Propagate, bucket by bucket, along king moves inside the batch.
-    let order = StateOrder::new(total)?;
+    let order = StateOrder::new(total, spare.order.take())?;
     let mut d = 0;
     while d < buckets.len() {
         let mut entries = std::mem::take(&mut buckets[d]);
@@ -922,19 +955,34 @@ fn solve_batch(
         d += 1;
     }
 
-    // 3. The rest are draws.
-    Ok(work
-        .cells
-        .par_iter()
-        .map(|c| match Cell(c.load(Relaxed)).result() {
-            0 => Value {
-                wdl: Wdl::Draw,
-                dtw: 0,
-            }
-            .pack(),
-            v => v,
-        })
-        .collect())
+    // 3. The rest are draws. Into the work files with them.
+    let len = len as usize;
+    for (i, p) in parts.iter().enumerate() {
+        let start = 2 * p.slice as usize * len;
+        const CHUNK: usize = 1 << 15;
+        tables_mut[p.table].store[start..start + 2 * len]
+            .par_chunks_mut(2 * CHUNK)
+            .zip(work.cells[i * len..(i + 1) * len].par_chunks(CHUNK))
+            .for_each(|(dst, src)| {
+                for (d, c) in dst.chunks_exact_mut(2).zip(src) {
+                    let v = match Cell(c.load(Relaxed)).result() {
+                        0 => Value {
+                            wdl: Wdl::Draw,
+                            dtw: 0,
+                        }
+                        .pack(),
+                        v => v,
+                    };
+                    d.copy_from_slice(&v.to_le_bytes());
+                }
+            });
+    }
+    *spare = Spare {
+        cells: Some(work.cells),
+        relays: Some(relays.cells),
+        order: Some(order.bits),
+    };
+    Ok(())
 }
 
 /// A bitset over a batch's bucket entries (two bits per state: lost, won),
@@ -944,9 +992,10 @@ struct StateOrder {
 }
 
 impl StateOrder {
-    fn new(states: u64) -> Result<StateOrder, GenerateError> {
+    /// The empty bitset, in `spare`'s memory (which must be all zero) if it has room.
+    fn new(states: u64, spare: Option<AtomicWords>) -> Result<StateOrder, GenerateError> {
         Ok(StateOrder {
-            bits: AtomicWords::zeroed((2 * states).div_ceil(64) as usize)?,
+            bits: AtomicWords::reuse(spare, (2 * states).div_ceil(64) as usize)?,
         })
     }
 }
@@ -1487,24 +1536,11 @@ pub fn solve_pair(
         .sum();
     progress.resumed(skipped);
     let mut last_checkpoint = Instant::now();
+    let mut spare = Spare::default();
     for (b, parts) in batches.iter().enumerate().skip(done_batches) {
-        let values = solve_batch(&tables, parts, solved, &|n| progress.advance(n))?;
-        let mut at = 0usize;
-        for p in parts {
-            let t = &mut tables[p.table];
-            let len = t.slice_len as usize;
-            let start = 2 * (p.slice * t.slice_len) as usize;
-            const CHUNK: usize = 1 << 15;
-            t.store[start..start + 2 * len]
-                .par_chunks_mut(2 * CHUNK)
-                .zip(values[at..at + len].par_chunks(CHUNK))
-                .for_each(|(dst, src)| {
-                    for (d, v) in dst.chunks_exact_mut(2).zip(src) {
-                        d.copy_from_slice(&v.to_le_bytes());
-                    }
-                });
-            at += len;
-        }
+        solve_batch(&mut tables, parts, solved, &mut spare, &|n| {
+            progress.advance(n)
+        })?;
         // Make the finished batches durable, then record them: after the last
         // batch, and otherwise at most every `checkpoint_every` (syncing after
         // every batch cost several percent of the time).

@@ -160,6 +160,12 @@ pub struct MaterialIndex {
     special: Special,
     s_size: u64,
     size: u64,
+    /// Each counter combination's parts: the side to move's and the
+    /// opponent's three-move codes and the draw counter code, for
+    /// [`MaterialIndex::set_counters`] (which runs for every state the
+    /// generator visits; dividing the combination up took 10% of the
+    /// KKMvKM pair's time).
+    codes: Vec<[u8; 3]>,
 }
 
 impl MaterialIndex {
@@ -206,7 +212,18 @@ impl MaterialIndex {
         };
         let (t_stm, t_opp) = (t(a, wk), t(b, bk));
         let size = offsets[6] * t_stm * t_opp * s_size;
+        let codes = (0..t_stm * t_opp * s_size)
+            .map(|c| {
+                let code = |x: u64| u8::try_from(x).expect("counter codes fit in a byte");
+                [
+                    code(c / s_size / t_opp),
+                    code(c / s_size % t_opp),
+                    code(c % s_size),
+                ]
+            })
+            .collect();
         MaterialIndex {
+            codes,
             material,
             rules,
             offsets,
@@ -483,21 +500,9 @@ impl MaterialIndex {
     /// Set the counters of a White-to-move position of this material to
     /// counter combination `c` (below [`MaterialIndex::counters_per_placement`]),
     /// the inverse of [`MaterialIndex::counters_offset`].
+    #[inline]
     pub(crate) fn set_counters(&self, pos: &mut Position, c: u64) {
-        // Called for every state the generator visits: small divisors are
-        // common (1 where a counter does not apply), so skip those divisions.
-        let c = c as u32;
-        let (s_size, t_opp) = (self.s_size as u32, self.t_opp as u32);
-        let (s, rest) = if s_size == 1 {
-            (0, c)
-        } else {
-            (c % s_size, c / s_size)
-        };
-        let (t_b, t_w) = if t_opp == 1 {
-            (0, rest)
-        } else {
-            (rest % t_opp, rest / t_opp)
-        };
+        let [t_w, t_b, s] = self.codes[c as usize].map(u32::from);
         let state = |t: u32, kings_mask: u64| -> Option<KingCount> {
             if t == 0 {
                 return None;
