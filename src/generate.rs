@@ -51,6 +51,7 @@ use memmap2::{MmapMut, UncheckedAdvice};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -745,214 +746,246 @@ fn solve_batch(
             out
         })
         .collect();
-    let mut buckets: Vec<Vec<Entry>> = Vec::new();
-    let push_all = |buckets: &mut Vec<Vec<Entry>>, items: Vec<(u16, Entry)>| {
-        for (d, e) in items {
-            let d = d as usize;
-            if buckets.len() <= d {
-                buckets.resize_with(d + 1, Vec::new);
-            }
-            buckets[d].push(e);
+    let push = |buckets: &mut Vec<Vec<Entry>>, d: u16, e: Entry| {
+        let d = d as usize;
+        if buckets.len() <= d {
+            buckets.resize_with(d + 1, Vec::new);
         }
+        buckets[d].push(e);
     };
+    // King moves stay inside a slice pair, so the batch propagates run by
+    // run: whole slice pairs of about `LOCAL_STATES` states together, where
+    // slices are that small, so that the cells a run updates stay in the
+    // processor's cache instead of lying anywhere in hundreds of megabytes.
+    let (runs, run_of_part) = local_runs(&partner, len);
+    let mut run_buckets: Vec<Vec<Vec<Entry>>> = vec![Vec::new(); runs.len()];
     for v in items {
-        push_all(&mut buckets, v);
+        for (d, e) in v {
+            let run = run_of_part[((e & !WIN_BIT) / len) as usize];
+            push(&mut run_buckets[run], d, e);
+        }
     }
 
-    // 2. Propagate, bucket by bucket, along king moves inside the batch.
+    // 2. Propagate, bucket by bucket, along king moves inside each run.
     let order = StateOrder::new(total, spare.order.take())?;
-    let mut d = 0;
-    while d < buckets.len() {
-        let mut entries = std::mem::take(&mut buckets[d]);
-        // In state order, the counter states of one placement come together
-        // and share its retro-moves and predecessor placements (measured on
-        // the KKKvKM pair: 6% less CPU time, BENCHMARKS.md 2026-12-04).
-        put_in_state_order(&mut entries, &order);
-        let found: Vec<Vec<(u16, Entry)>> = entries
-            .par_chunks(4096)
-            .map(|chunk| {
-                let mut out = Vec::new();
-                let mut last: Option<(usize, u64, Position)> = None;
-                // The king retro-moves into the current placement, and the batch
-                // position where each one's predecessor placement starts (found
-                // on first use): they depend on the pieces only, not on the
-                // counters, so the entries of one placement share them.
-                let mut retro_moves: Vec<(Square, Square, u64)> = Vec::new();
-                let mut men = [MenCache::default(); 2];
-                // The cells touched here lie anywhere in the batch (hundreds of
-                // megabytes), so each access would wait for memory: first the
-                // entries are finalised, then their predecessors are collected,
-                // then updated, each pass prefetching the cells a few steps
-                // ahead so that the memory accesses overlap.
-                let mut finalised = Vec::with_capacity(chunk.len());
-                for (k, &e) in chunk.iter().enumerate() {
-                    if let Some(&ahead) = chunk.get(k + PREFETCH_AHEAD) {
-                        work.prefetch((ahead & !WIN_BIT) as usize);
-                    }
-                    let win = e & WIN_BIT != 0;
-                    let g = (e & !WIN_BIT) as usize;
-                    let value = Value {
-                        wdl: if win { Wdl::Win } else { Wdl::Loss },
-                        dtw: d as u16,
-                    };
-                    let (_, done) = work.update(g, |c| {
-                        if c.result() != 0 || (win && c.best_win() != d as u16) {
-                            None // already final, or a shorter win was found since
-                        } else {
-                            Some(c.with_result(value.pack()))
+    for (run, mut buckets) in runs.iter().zip(run_buckets) {
+        let mut d = 0;
+        while d < buckets.len() {
+            let mut entries = std::mem::take(&mut buckets[d]);
+            // In state order, the counter states of one placement come together
+            // and share its retro-moves and predecessor placements (measured on
+            // the KKKvKM pair: 6% less CPU time, BENCHMARKS.md 2026-12-04).
+            put_in_state_order(&mut entries, &order, run.clone());
+            let found: Vec<Vec<(u16, Entry)>> = entries
+                .par_chunks(4096)
+                .map(|chunk| {
+                    let mut out = Vec::new();
+                    let mut last: Option<(usize, u64, Position)> = None;
+                    // The king retro-moves into the current placement, and the batch
+                    // position where each one's predecessor placement starts (found
+                    // on first use): they depend on the pieces only, not on the
+                    // counters, so the entries of one placement share them.
+                    let mut retro_moves: Vec<(Square, Square, u64)> = Vec::new();
+                    let mut retro_built = false;
+                    let mut men = [MenCache::default(); 2];
+                    // The cells touched here lie anywhere in the batch (hundreds of
+                    // megabytes), so each access would wait for memory: first the
+                    // entries are finalised, then their predecessors are collected,
+                    // then updated, each pass prefetching the cells a few steps
+                    // ahead so that the memory accesses overlap.
+                    let mut finalised = Vec::with_capacity(chunk.len());
+                    for (k, &e) in chunk.iter().enumerate() {
+                        if let Some(&ahead) = chunk.get(k + PREFETCH_AHEAD) {
+                            work.prefetch((ahead & !WIN_BIT) as usize);
                         }
-                    });
-                    if done {
-                        finalised.push(e);
-                    }
-                }
-                // Predecessors to update: batch position, with WIN_BIT if the
-                // finalised state was a win.
-                let mut visits: Vec<u64> = Vec::with_capacity(4 * finalised.len());
-                // The same for relay nodes: node, with WIN_BIT.
-                let mut relay_visits: Vec<u64> = Vec::new();
-                for &e in &finalised {
-                    let win_bit = e & WIN_BIT;
-                    let (t, idx) = global(e & !WIN_BIT);
-                    let ot = other_table(t);
-                    // Entries of one placement (other counters) often follow each
-                    // other: unrank the placement once for them.
-                    let per = tables[t].index.counters_per_placement();
-                    if last.map(|(lt, lp, _)| (lt, lp)) != Some((t, idx / per)) {
-                        let placement = tables[t]
-                            .index
-                            .placement_position_cached(idx / per, &mut men[t]);
-                        retro_moves.clear();
-                        for_each_king_retro_move(&placement, |from, to| {
-                            retro_moves.push((from, to, UNRANKED))
+                        let win = e & WIN_BIT != 0;
+                        let g = (e & !WIN_BIT) as usize;
+                        let value = Value {
+                            wdl: if win { Wdl::Win } else { Wdl::Loss },
+                            dtw: d as u16,
+                        };
+                        let (_, done) = work.update(g, |c| {
+                            if c.result() != 0 || (win && c.best_win() != d as u16) {
+                                None // already final, or a shorter win was found since
+                            } else {
+                                Some(c.with_result(value.pack()))
+                            }
                         });
-                        last = Some((t, idx / per, placement));
+                        if done {
+                            finalised.push(e);
+                        }
                     }
-                    let mut pos = last.unwrap().2;
-                    tables[t].index.set_counters(&mut pos, idx % per);
-                    let Some(undoing) = Undoing::new(&pos) else {
-                        continue; // no ordinary move leads here
-                    };
-                    // The predecessors by one king move share a placement and
-                    // differ only in the mover's three-move state: rank the
-                    // placement once per move (neighbouring entries share
-                    // them too, hence the cache), and add the counter codes.
-                    // Predecessors have the other side to move; only the
-                    // placement is ranked in its White-to-move form, the
-                    // counters are coded relative to the side to move.
-                    let ix = &tables[ot].index;
-                    let preds = PredecessorCounters::new(ix, &undoing, &pos);
-                    // Positions are in their White-to-move form, so the
-                    // predecessors have Black to move and are indexed flipped.
-                    let mover = undoing.mover();
-                    debug_assert_eq!(mover, Side::Black);
-                    let men_all = pos.men(Side::White) | pos.men(Side::Black);
-                    let partner_start = partner[((e & !WIN_BIT) / len) as usize] * len;
-                    // Where the predecessors have relay nodes, a move of the
-                    // king now tracked at count 1 was a fresh move of it: its
-                    // predecessor is that king's relay node.
-                    let relay = match (fresh[ot], pos.three_move(mover)) {
-                        (Some(f), Some(kc)) if kc.count == 1 => Some(f),
-                        _ => None,
-                    };
-                    for (from, to, start) in retro_moves.iter_mut() {
-                        let (from, to) = (*from, *to);
-                        if !undoing.king_may_have_moved_to(to) {
+                    // Predecessors to update: batch position, with WIN_BIT if the
+                    // finalised state was a win.
+                    let mut visits: Vec<u64> = Vec::with_capacity(4 * finalised.len());
+                    // The same for relay nodes: node, with WIN_BIT.
+                    let mut relay_visits: Vec<u64> = Vec::new();
+                    for &e in &finalised {
+                        let win_bit = e & WIN_BIT;
+                        let (t, idx) = global(e & !WIN_BIT);
+                        let ot = other_table(t);
+                        // Entries of one placement (other counters) often follow each
+                        // other: unrank the placement once for them.
+                        let per = tables[t].index.counters_per_placement();
+                        if last.map(|(lt, lp, _)| (lt, lp)) != Some((t, idx / per)) {
+                            let placement = tables[t]
+                                .index
+                                .placement_position_cached(idx / per, &mut men[t]);
+                            retro_built = false;
+                            last = Some((t, idx / per, placement));
+                        }
+                        let mut pos = last.unwrap().2;
+                        tables[t].index.set_counters(&mut pos, idx % per);
+                        let Some(undoing) = Undoing::new(&pos) else {
+                            continue; // no ordinary move leads here
+                        };
+                        if !undoing.king_may_have_moved() {
+                            // The three-move state says the last move was no
+                            // king move (a quarter of the entries of KKMvKM).
                             continue;
                         }
-                        let kings = pos.kings(mover).without(to).with(from);
-                        if *start == UNRANKED {
-                            // The predecessor has the same men: it lies in
-                            // the partner slice, and only its kings need ranking.
-                            *start = partner_start
-                                + ix.flipped_kings_offset(men_all, pos.kings(Side::White), kings);
-                            debug_assert_eq!(
-                                *start,
-                                local(
-                                    ot,
-                                    ix.placement_base(&moved(&pos, mover, from, to, true).flip())
-                                )
-                            );
-                        }
-                        let start = *start;
-                        if let Some(f) = relay {
-                            let tracked = Some(KingCount {
-                                square: from,
-                                count: 1,
+                        if !retro_built {
+                            retro_moves.clear();
+                            for_each_king_retro_move(&pos, |from, to| {
+                                retro_moves.push((from, to, UNRANKED))
                             });
-                            let king = (ix.three_move_code(mover, true, kings, tracked) - 1) / 3;
-                            let node = f.node(start, preds.carried(), king, len, per_part);
-                            relay_visits.push(win_bit | node);
-                            continue;
+                            retro_built = true;
                         }
-                        preds.for_each(kings, from, to, |offset| {
-                            visits.push(win_bit | (start + offset))
-                        });
-                    }
-                }
-                // Relay nodes that this pass resolves pass their result on to
-                // their states, as visits of the same kind (they add no ply).
-                for (k, &v) in relay_visits.iter().enumerate() {
-                    if let Some(&ahead) = relay_visits.get(k + PREFETCH_AHEAD) {
-                        relays.prefetch((ahead & !WIN_BIT) as usize);
-                    }
-                    let node = v & !WIN_BIT;
-                    let resolved = if v & WIN_BIT != 0 {
-                        // One more successor won by the opponent: the node is
-                        // lost once none is left.
-                        let (c, done) = relays.update(node as usize, |c| {
-                            (c.best_win() == NO_WIN).then(|| c.with_remaining(c.remaining() - 1))
-                        });
-                        done && c.remaining() == 1
-                    } else {
-                        // A successor lost: the node is won (first time only).
-                        relays
-                            .update(node as usize, |c| {
-                                (c.best_win() == NO_WIN).then(|| c.with_best_win(d as u16 + 1))
-                            })
-                            .1
-                    };
-                    if resolved {
-                        let f = relay_of_part[(node / per_part) as usize]
-                            .expect("relay nodes only in parts of tables that have them");
-                        f.for_each_parent(node, len, per_part, |j| visits.push((v & WIN_BIT) | j));
-                    }
-                }
-                for (k, &v) in visits.iter().enumerate() {
-                    if let Some(&ahead) = visits.get(k + PREFETCH_AHEAD) {
-                        work.prefetch((ahead & !WIN_BIT) as usize);
-                    }
-                    let j = (v & !WIN_BIT) as usize;
-                    if v & WIN_BIT != 0 {
-                        // One fewer reply that does not lose; the last one
-                        // refuted makes the state lost (unless it can win).
-                        let (c, done) = work.update(j, |c| {
-                            (c.result() == 0).then(|| {
-                                c.with_remaining(c.remaining() - 1)
-                                    .with_longest_reply(c.longest_reply().max(d as u16))
-                            })
-                        });
-                        if done && c.remaining() == 1 && c.best_win() == NO_WIN {
-                            let dtw = 1 + c.longest_reply().max(d as u16);
-                            out.push((dtw, j as u64));
+                        // The predecessors by one king move share a placement and
+                        // differ only in the mover's three-move state: rank the
+                        // placement once per move (neighbouring entries share
+                        // them too, hence the cache), and add the counter codes.
+                        // Predecessors have the other side to move; only the
+                        // placement is ranked in its White-to-move form, the
+                        // counters are coded relative to the side to move.
+                        let ix = &tables[ot].index;
+                        let preds = PredecessorCounters::new(ix, &undoing, &pos);
+                        // Positions are in their White-to-move form, so the
+                        // predecessors have Black to move and are indexed flipped.
+                        let mover = undoing.mover();
+                        debug_assert_eq!(mover, Side::Black);
+                        let men_all = pos.men(Side::White) | pos.men(Side::Black);
+                        let partner_start = partner[((e & !WIN_BIT) / len) as usize] * len;
+                        // Where the predecessors have relay nodes, a move of the
+                        // king now tracked at count 1 was a fresh move of it: its
+                        // predecessor is that king's relay node.
+                        let relay = match (fresh[ot], pos.three_move(mover)) {
+                            (Some(f), Some(kc)) if kc.count == 1 => Some(f),
+                            _ => None,
+                        };
+                        for (from, to, start) in retro_moves.iter_mut() {
+                            let (from, to) = (*from, *to);
+                            if !undoing.king_may_have_moved_to(to) {
+                                continue;
+                            }
+                            let kings = pos.kings(mover).without(to).with(from);
+                            if *start == UNRANKED {
+                                // The predecessor has the same men: it lies in
+                                // the partner slice, and only its kings need ranking.
+                                *start = partner_start
+                                    + ix.flipped_kings_offset(
+                                        men_all,
+                                        pos.kings(Side::White),
+                                        kings,
+                                    );
+                                debug_assert_eq!(
+                                    *start,
+                                    local(
+                                        ot,
+                                        ix.placement_base(
+                                            &moved(&pos, mover, from, to, true).flip()
+                                        )
+                                    )
+                                );
+                            }
+                            let start = *start;
+                            if let Some(f) = relay {
+                                let tracked = Some(KingCount {
+                                    square: from,
+                                    count: 1,
+                                });
+                                let king =
+                                    (ix.three_move_code(mover, true, kings, tracked) - 1) / 3;
+                                let node = f.node(start, preds.carried(), king, len, per_part);
+                                relay_visits.push(win_bit | node);
+                                continue;
+                            }
+                            preds.for_each(kings, from, to, |offset| {
+                                visits.push(win_bit | (start + offset))
+                            });
                         }
-                    } else {
-                        let dtw = d as u16 + 1;
-                        let (_, shorter) = work.update(j, |c| {
-                            (c.result() == 0 && c.best_win() > dtw).then(|| c.with_best_win(dtw))
-                        });
-                        if shorter {
-                            out.push((dtw, WIN_BIT | j as u64));
+                    }
+                    // Relay nodes that this pass resolves pass their result on to
+                    // their states, as visits of the same kind (they add no ply).
+                    for (k, &v) in relay_visits.iter().enumerate() {
+                        if let Some(&ahead) = relay_visits.get(k + PREFETCH_AHEAD) {
+                            relays.prefetch((ahead & !WIN_BIT) as usize);
+                        }
+                        let node = v & !WIN_BIT;
+                        let resolved = if v & WIN_BIT != 0 {
+                            // One more successor won by the opponent: the node is
+                            // lost once none is left.
+                            let (c, done) = relays.update(node as usize, |c| {
+                                (c.best_win() == NO_WIN)
+                                    .then(|| c.with_remaining(c.remaining() - 1))
+                            });
+                            done && c.remaining() == 1
+                        } else {
+                            // A successor lost: the node is won (first time only).
+                            relays
+                                .update(node as usize, |c| {
+                                    (c.best_win() == NO_WIN).then(|| c.with_best_win(d as u16 + 1))
+                                })
+                                .1
+                        };
+                        if resolved {
+                            let f = relay_of_part[(node / per_part) as usize]
+                                .expect("relay nodes only in parts of tables that have them");
+                            f.for_each_parent(node, len, per_part, |j| {
+                                visits.push((v & WIN_BIT) | j)
+                            });
                         }
                     }
+                    for (k, &v) in visits.iter().enumerate() {
+                        if let Some(&ahead) = visits.get(k + PREFETCH_AHEAD) {
+                            work.prefetch((ahead & !WIN_BIT) as usize);
+                        }
+                        let j = (v & !WIN_BIT) as usize;
+                        if v & WIN_BIT != 0 {
+                            // One fewer reply that does not lose; the last one
+                            // refuted makes the state lost (unless it can win).
+                            let (c, done) = work.update(j, |c| {
+                                (c.result() == 0).then(|| {
+                                    c.with_remaining(c.remaining() - 1)
+                                        .with_longest_reply(c.longest_reply().max(d as u16))
+                                })
+                            });
+                            if done && c.remaining() == 1 && c.best_win() == NO_WIN {
+                                let dtw = 1 + c.longest_reply().max(d as u16);
+                                out.push((dtw, j as u64));
+                            }
+                        } else {
+                            let dtw = d as u16 + 1;
+                            let (_, shorter) = work.update(j, |c| {
+                                (c.result() == 0 && c.best_win() > dtw)
+                                    .then(|| c.with_best_win(dtw))
+                            });
+                            if shorter {
+                                out.push((dtw, WIN_BIT | j as u64));
+                            }
+                        }
+                    }
+                    out
+                })
+                .collect();
+            for v in found {
+                for (d, e) in v {
+                    debug_assert!(run.contains(&(e & !WIN_BIT)));
+                    push(&mut buckets, d, e);
                 }
-                out
-            })
-            .collect();
-        for v in found {
-            push_all(&mut buckets, v);
+            }
+            d += 1;
         }
-        d += 1;
     }
 
     // 3. The rest are draws. Into the work files with them.
@@ -985,6 +1018,33 @@ fn solve_batch(
     Ok(())
 }
 
+/// States that [`solve_batch`] propagates on together where slice pairs are
+/// small: about 16 MB of cells, which the processor's cache can hold.
+const LOCAL_STATES: u64 = 1 << 21;
+
+/// The batch's runs for propagation: ranges of batch positions made of whole
+/// groups of parts closed under `partner` (slice pairs: king moves never
+/// leave one), at least about `LOCAL_STATES / 2` states each where the slices
+/// allow; and each part's run. Parts hold `len` states.
+fn local_runs(partner: &[u64], len: u64) -> (Vec<Range<u64>>, Vec<usize>) {
+    let (mut runs, mut run_of_part) = (Vec::new(), Vec::with_capacity(partner.len()));
+    let (mut start, mut reach) = (0u64, 0u64);
+    for (i, &p) in partner.iter().enumerate() {
+        let i = i as u64;
+        reach = reach.max(p).max(i);
+        run_of_part.push(runs.len());
+        // A run may end after part `i` when no part in it has its partner further on.
+        if reach == i && (i + 1 - start) * len * 2 >= LOCAL_STATES {
+            runs.push(start * len..(i + 1) * len);
+            start = i + 1;
+        }
+    }
+    if start < partner.len() as u64 {
+        runs.push(start * len..partner.len() as u64 * len);
+    }
+    (runs, run_of_part)
+}
+
 /// A bitset over a batch's bucket entries (two bits per state: lost, won),
 /// for putting large buckets in state order.
 struct StateOrder {
@@ -1000,12 +1060,18 @@ impl StateOrder {
     }
 }
 
-/// Sort bucket entries by state and drop repeated ones (a state queued twice
-/// at one distance is finalised once; the repeats were no-ops). A large
-/// bucket goes through the bitset, linear in the batch size (sorting it
-/// took 16% of propagation on the KKKMvK pair); a small one is sorted.
-fn put_in_state_order(entries: &mut Vec<Entry>, order: &StateOrder) {
-    if (entries.len() as u64) < order.bits.len() as u64 / 8 {
+/// Sort bucket entries, which lie in batch positions `states`, by state and
+/// drop repeated ones (a state queued twice at one distance is finalised
+/// once; the repeats were no-ops). A large bucket goes through the bitset,
+/// linear in the number of states (sorting it took 16% of propagation on the
+/// KKKMvK pair); a small one is sorted.
+fn put_in_state_order(entries: &mut Vec<Entry>, order: &StateOrder, states: Range<u64>) {
+    // The bitset's words that hold these states' bits. Runs are processed one
+    // at a time, so a word shared with a neighbouring run holds no bits of it.
+    let words =
+        &order.bits[(2 * states.start / 64) as usize..(2 * states.end).div_ceil(64) as usize];
+    let first_bit = 2 * states.start / 64 * 64;
+    if (entries.len() as u64) < words.len() as u64 / 8 {
         entries.par_sort_unstable_by_key(|&e| e & !WIN_BIT);
         return;
     }
@@ -1015,8 +1081,7 @@ fn put_in_state_order(entries: &mut Vec<Entry>, order: &StateOrder) {
         order.bits[(b / 64) as usize].fetch_or(1 << (b % 64), Relaxed);
     });
     const WORDS: usize = 1 << 12;
-    let runs: Vec<Vec<Entry>> = order
-        .bits
+    let runs: Vec<Vec<Entry>> = words
         .par_chunks(WORDS)
         .enumerate()
         .map(|(c, words)| {
@@ -1024,7 +1089,7 @@ fn put_in_state_order(entries: &mut Vec<Entry>, order: &StateOrder) {
             for (i, w) in words.iter().enumerate() {
                 let mut x = w.swap(0, Relaxed);
                 while x != 0 {
-                    let b = ((c * WORDS + i) * 64) as u64 + x.trailing_zeros() as u64;
+                    let b = first_bit + ((c * WORDS + i) * 64) as u64 + x.trailing_zeros() as u64;
                     x &= x - 1;
                     run.push(((b & 1) << 63) | (b / 2));
                 }
@@ -2228,6 +2293,41 @@ mod tests {
             }
         }
         assert!(checked > 50_000, "only {checked} predecessors checked");
+    }
+
+    /// Propagation runs cover the batch in order, never separate a part from
+    /// its partner, and gather small parts up to about `LOCAL_STATES` states.
+    #[test]
+    fn propagation_runs_keep_slice_pairs_together() {
+        // Pairs of tables: parts alternate with their partners.
+        let pairs: Vec<u64> = (0..40u64).map(|i| i ^ 1).collect();
+        // One symmetric table: some slices are their own partners.
+        let symmetric: Vec<u64> = vec![0, 2, 1, 3, 4, 6, 5, 7];
+        for (partner, len) in [
+            (&pairs, 1000),
+            (&pairs, LOCAL_STATES / 3),
+            (&pairs, LOCAL_STATES * 4),
+            (&symmetric, 1000),
+            (&symmetric, LOCAL_STATES / 2),
+        ] {
+            let (runs, run_of_part) = local_runs(partner, len);
+            assert_eq!(runs.first().unwrap().start, 0);
+            assert_eq!(runs.last().unwrap().end, partner.len() as u64 * len);
+            for w in runs.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+            }
+            for (i, &p) in partner.iter().enumerate() {
+                assert_eq!(run_of_part[i], run_of_part[p as usize]);
+                assert!(runs[run_of_part[i]].contains(&(i as u64 * len)));
+            }
+            for r in &runs[..runs.len() - 1] {
+                let n = r.end - r.start;
+                assert!(
+                    2 * n >= LOCAL_STATES && (n <= LOCAL_STATES || n <= 2 * len),
+                    "{r:?}"
+                );
+            }
+        }
     }
 
     /// The moves of a placement with no counters, filtered for the blocked

@@ -167,6 +167,14 @@ impl Undoing {
         })
     }
 
+    /// Whether an ordinary king move can have led to the position: not where
+    /// the three-move rule applies and the mover's three-move state names no
+    /// king (its last move was a man move, a capture or a promotion).
+    #[inline]
+    pub(crate) fn king_may_have_moved(&self) -> bool {
+        !self.rule_applies || self.after_state.is_some()
+    }
+
     /// Whether an ordinary move of the king that now stands on `to` can have
     /// led to the position: where the three-move rule applies, the mover's
     /// three-move state names the king that moved last, if any moved.
