@@ -146,7 +146,7 @@ impl Solved {
         for &m in mats {
             if !tables.iter().any(|t| t.0 == m) {
                 let states = table_states(dir, m, rules)?;
-                let mut values = ValueArray::zeroed(states as usize).map_err(|source| {
+                let mut values = ValueArray::for_decoding(states as usize).map_err(|source| {
                     GenerateError::Table(TableError::Io {
                         path: dir.join(table::file_name(m, rules, Metric::Wdl)),
                         source,
@@ -289,42 +289,114 @@ struct Work {
     cells: AtomicWords,
 }
 
-/// Zeroed anonymous memory of `bytes` bytes, advised to use huge pages: the
-/// arrays the generator reads at random (working cells, decoded tables).
-fn huge_anon(bytes: usize) -> std::io::Result<MmapMut> {
-    let map = MmapMut::map_anon(bytes)?;
-    // Only a hint: where huge pages are disabled the memory is ordinary.
-    #[cfg(target_os = "linux")]
-    let _ = map.advise(memmap2::Advice::HugePage);
-    Ok(map)
+/// Anonymous memory of at least `bytes` bytes, advised to use huge pages,
+/// for the arrays the generator reads at random (working cells, decoded
+/// tables); zeroed if `zeroed`, else holding whatever it last held. Dropped,
+/// it goes back to a pool for the next array of at most its size.
+///
+/// Why a pool: a virtual machine whose balloon device reports freed memory to
+/// its host (as on the machine of BENCHMARKS.md) gets memory mapped afresh
+/// faulted in through the host, slowly; zeroing fresh pages was 12% of the
+/// samples of the start of the KMMvKM pair, which decodes a 5.8 GB table.
+/// Reused memory is already there. The pool never makes the process larger:
+/// when no free mapping is large enough, it releases all of them before
+/// mapping anew.
+fn huge_anon(bytes: usize, zeroed: bool) -> std::io::Result<HugeMap> {
+    let bytes = bytes.max(1);
+    let reused = {
+        let mut pool = MAP_POOL.lock().unwrap_or_else(|e| e.into_inner());
+        let best = (0..pool.len())
+            .filter(|&i| pool[i].len() >= bytes)
+            .min_by_key(|&i| pool[i].len());
+        match best {
+            Some(i) => Some(pool.swap_remove(i)),
+            None => {
+                pool.clear();
+                None
+            }
+        }
+    };
+    let map = match reused {
+        Some(mut map) => {
+            if zeroed {
+                map[..bytes].par_chunks_mut(1 << 20).for_each(|c| c.fill(0));
+            }
+            map
+        }
+        None => {
+            let map = MmapMut::map_anon(bytes)?;
+            // Only a hint: where huge pages are disabled the memory is ordinary.
+            #[cfg(target_os = "linux")]
+            let _ = map.advise(memmap2::Advice::HugePage);
+            map
+        }
+    };
+    Ok(HugeMap(Some(map)))
+}
+
+/// Free mappings of [`huge_anon`], for reuse.
+static MAP_POOL: std::sync::Mutex<Vec<MmapMut>> = std::sync::Mutex::new(Vec::new());
+
+/// A mapping from [`huge_anon`]; back to the pool when dropped.
+struct HugeMap(Option<MmapMut>);
+
+impl HugeMap {
+    fn as_ptr(&self) -> *const u8 {
+        self.0.as_ref().expect("held until dropped").as_ptr()
+    }
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.0.as_mut().expect("held until dropped").as_mut_ptr()
+    }
+    fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |m| m.len())
+    }
+}
+
+impl Drop for HugeMap {
+    fn drop(&mut self) {
+        if let Some(map) = self.0.take() {
+            MAP_POOL.lock().unwrap_or_else(|e| e.into_inner()).push(map);
+        }
+    }
 }
 
 /// A zeroed array of atomic words in anonymous memory advised to use huge
 /// pages. The propagation touches cells all over a batch (hundreds of
 /// megabytes): with 4 KiB pages nearly every access also missed the TLB.
 struct AtomicWords {
-    map: MmapMut,
+    map: HugeMap,
     len: usize,
 }
 
 impl AtomicWords {
-    fn zeroed(len: usize) -> Result<AtomicWords, GenerateError> {
-        let bytes = (8 * len).max(1);
-        let map = huge_anon(bytes).map_err(|source| GenerateError::Memory { bytes, source })?;
+    /// `len` words, zeroed if `zeroed` (else holding anything).
+    fn new(len: usize, zeroed: bool) -> Result<AtomicWords, GenerateError> {
+        let bytes = 8 * len;
+        let map =
+            huge_anon(bytes, zeroed).map_err(|source| GenerateError::Memory { bytes, source })?;
         Ok(AtomicWords { map, len })
     }
 
     /// `len` words: those of `spare` if it has room (holding whatever it
-    /// held), else freshly mapped zeroed ones.
-    fn reuse(spare: Option<AtomicWords>, len: usize) -> Result<AtomicWords, GenerateError> {
+    /// held), else others; if `zeroed`, those beyond the spare's are zeroed
+    /// (a mapping from the pool may be longer than the part that was zeroed).
+    fn reuse(
+        spare: Option<AtomicWords>,
+        len: usize,
+        zeroed: bool,
+    ) -> Result<AtomicWords, GenerateError> {
         match spare {
             Some(mut w) if w.map.len() >= 8 * len => {
+                let old = w.len;
                 w.len = len;
+                if zeroed && len > old {
+                    w[old..].par_iter().for_each(|x| x.store(0, Relaxed));
+                }
                 Ok(w)
             }
             spare => {
-                drop(spare); // before mapping the larger one
-                AtomicWords::zeroed(len)
+                drop(spare); // to the pool, before asking it for a larger one
+                AtomicWords::new(len, zeroed)
             }
         }
     }
@@ -345,10 +417,10 @@ impl std::ops::Deref for AtomicWords {
     type Target = [AtomicU64];
     #[inline]
     fn deref(&self) -> &[AtomicU64] {
-        // SAFETY: the mapping is page-aligned (so aligned for u64), at least
-        // 8 * len bytes long and zero-initialised; `AtomicU64` has the layout
-        // of `u64`, and every access goes through the atomics. The borrow of
-        // `self` keeps the mapping alive.
+        // SAFETY: the mapping is page-aligned (so aligned for u64) and at
+        // least 8 * len bytes long; any bits are a valid `AtomicU64`, which
+        // has the layout of `u64`, and every access goes through the atomics.
+        // The borrow of `self` keeps the mapping alive.
         unsafe { std::slice::from_raw_parts(self.map.as_ptr().cast::<AtomicU64>(), self.len) }
     }
 }
@@ -402,7 +474,7 @@ impl Work {
     fn new(n: usize, spare: Option<AtomicWords>) -> Result<Work, GenerateError> {
         // In parallel, like every other pass over the batch (up to 268 MB of
         // cells; serially this took 0.4% of the KKKvKM pair's time).
-        let cells = AtomicWords::reuse(spare, n)?;
+        let cells = AtomicWords::reuse(spare, n, false)?;
         cells
             .par_chunks(1 << 16)
             .for_each(|c| c.iter().for_each(|w| w.store(Cell::OPEN.0, Relaxed)));
@@ -1055,7 +1127,7 @@ impl StateOrder {
     /// The empty bitset, in `spare`'s memory (which must be all zero) if it has room.
     fn new(states: u64, spare: Option<AtomicWords>) -> Result<StateOrder, GenerateError> {
         Ok(StateOrder {
-            bits: AtomicWords::reuse(spare, (2 * states).div_ceil(64) as usize)?,
+            bits: AtomicWords::reuse(spare, (2 * states).div_ceil(64) as usize, true)?,
         })
     }
 }
@@ -1982,21 +2054,23 @@ fn decode_values_into(
 /// several GB; with 2 MiB pages the TLB covers them far better (measured: a
 /// random lookup in 2 GiB takes 59 ns instead of 103 ns, BENCHMARKS.md).
 pub(crate) struct ValueArray {
-    map: MmapMut,
+    map: HugeMap,
     len: usize,
 }
 
 impl ValueArray {
-    fn zeroed(len: usize) -> std::io::Result<ValueArray> {
+    /// `len` values, holding anything: for decoding into, which sets them all.
+    fn for_decoding(len: usize) -> std::io::Result<ValueArray> {
         Ok(ValueArray {
-            map: huge_anon((2 * len).max(1))?,
+            map: huge_anon(2 * len, false)?,
             len,
         })
     }
 
     fn as_mut_slice(&mut self) -> &mut [u16] {
-        // Safety: the mapping is page-aligned (so aligned for u16), at least
-        // 2 * len bytes long, zero-initialised, and borrowed mutably here.
+        // Safety: the mapping is page-aligned (so aligned for u16) and at
+        // least 2 * len bytes long (any bits are a valid u16), and it is
+        // borrowed mutably here.
         unsafe { std::slice::from_raw_parts_mut(self.map.as_mut_ptr().cast::<u16>(), self.len) }
     }
 }
@@ -2293,6 +2367,20 @@ mod tests {
             }
         }
         assert!(checked > 50_000, "only {checked} predecessors checked");
+    }
+
+    /// Memory handed out again by the pool holds old contents; asked for
+    /// zeroed words, even a reused and then enlarged bitset reads all zero.
+    #[test]
+    fn reused_memory_asked_zeroed_is_zero() {
+        let dirty = AtomicWords::new(1 << 16, false).unwrap();
+        dirty.par_iter().for_each(|w| w.store(u64::MAX, Relaxed));
+        drop(dirty); // to the pool
+        let small = StateOrder::new(64, None).unwrap();
+        assert!(small.bits.iter().all(|w| w.load(Relaxed) == 0));
+        let larger = StateOrder::new(64 << 10, Some(small.bits)).unwrap();
+        assert_eq!(larger.bits.len(), 2 << 10);
+        assert!(larger.bits.iter().all(|w| w.load(Relaxed) == 0));
     }
 
     /// Propagation runs cover the batch in order, never separate a part from
