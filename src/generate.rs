@@ -19,7 +19,9 @@
 //! 1. **Initialise** every state by forward move generation. Finished games get
 //!    their adjudicated value; moves that leave the batch are read from finished
 //!    values; ordinary king moves are only counted.
-//! 2. **Propagate** in order of distance, with one bucket per ply count: when a
+//! 2. **Propagate** in order of distance, with one bucket per ply count, run by
+//!    run (a run is whole slice pairs, about two million states where slices
+//!    are that small, so that its cells stay in the processor's cache): when a
 //!    state is finally lost in `d` plies, every predecessor by a king move
 //!    (found by retro-moves, [`crate::retro`]) can win in `d + 1`; when a state
 //!    is finally won, each predecessor has one fewer move left that does not
@@ -49,8 +51,6 @@ use crate::rules::{KingCount, RuleSet, Wdl, THREE_MOVE_LIMIT};
 use crate::table::{self, Metric, TableData, TableError, TableFile};
 use memmap2::{MmapMut, UncheckedAdvice};
 use rayon::prelude::*;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -223,38 +223,6 @@ fn white_to_move(pos: &Position) -> Position {
     }
 }
 
-/// A multiply-rotate hasher (as in rustc's FxHash) for the small integer keys
-/// looked up once per move: much cheaper than the default SipHash.
-#[derive(Default)]
-struct FastHasher(u64);
-
-impl Hasher for FastHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.write_u64(i as u64);
-    }
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.write_u64(i as u64);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-type FastMap = BuildHasherDefault<FastHasher>;
-
 /// Packed values of states `start..start + len`, read on demand.
 type ValueSource<'a> = &'a (dyn Fn(u64, usize) -> Vec<u16> + Sync);
 
@@ -298,9 +266,11 @@ struct Work {
 /// its host (as on the machine of BENCHMARKS.md) gets memory mapped afresh
 /// faulted in through the host, slowly; zeroing fresh pages was 12% of the
 /// samples of the start of the KMMvKM pair, which decodes a 5.8 GB table.
-/// Reused memory is already there. The pool never makes the process larger:
+/// Reused memory is already there. The pool does not make the process larger:
 /// when no free mapping is large enough, it releases all of them before
-/// mapping anew.
+/// mapping anew, and a reused mapping gives back what lies beyond the
+/// request (the first version kept it, and the five-piece run peaked at
+/// 10.6 GiB instead of 7.3).
 fn huge_anon(bytes: usize, zeroed: bool) -> std::io::Result<HugeMap> {
     let bytes = bytes.max(1);
     let reused = {
@@ -318,6 +288,16 @@ fn huge_anon(bytes: usize, zeroed: bool) -> std::io::Result<HugeMap> {
     };
     let map = match reused {
         Some(mut map) => {
+            // Give back what lies beyond the request, so that a small array in
+            // a large mapping does not keep the rest resident.
+            let keep = bytes.next_multiple_of(HUGE_PAGE).min(map.len());
+            if keep < map.len() {
+                // SAFETY: nothing borrows the mapping; the tail's contents
+                // are not needed (anonymous pages read back as zeros).
+                let _ = unsafe {
+                    map.unchecked_advise_range(UncheckedAdvice::DontNeed, keep, map.len() - keep)
+                };
+            }
             if zeroed {
                 map[..bytes].par_chunks_mut(1 << 20).for_each(|c| c.fill(0));
             }
@@ -334,8 +314,18 @@ fn huge_anon(bytes: usize, zeroed: bool) -> std::io::Result<HugeMap> {
     Ok(HugeMap(Some(map)))
 }
 
+/// The size of a huge page (x86-64, and the usual one elsewhere).
+const HUGE_PAGE: usize = 2 << 20;
+
 /// Free mappings of [`huge_anon`], for reuse.
 static MAP_POOL: std::sync::Mutex<Vec<MmapMut>> = std::sync::Mutex::new(Vec::new());
+
+/// Release the free mappings of the pool: called once a pair has taken what
+/// it reuses (its decoded tables and its first batch's working memory), so
+/// that the rest does not stay resident beside it.
+fn trim_pool() {
+    MAP_POOL.lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
 
 /// A mapping from [`huge_anon`]; back to the pool when dropped.
 struct HugeMap(Option<MmapMut>);
@@ -642,9 +632,17 @@ fn advancement(pos: &Position) -> u32 {
     white + black
 }
 
+/// A batch: slices solved together, and where each one's partner is among
+/// them (the same men, the other side to move: king moves lead there).
+#[derive(Clone, Debug, Default)]
+struct Batch {
+    parts: Vec<Slice>,
+    partner: Vec<u64>,
+}
+
 /// Slices of the pair in solving order, grouped into batches of at most
 /// `batch_states` states (a batch never splits a slice from its partner).
-fn batches(tables: &[&MaterialIndex], batch_states: u64) -> Vec<Vec<Slice>> {
+fn batches(tables: &[&MaterialIndex], batch_states: u64) -> Vec<Batch> {
     let symmetric = tables.len() == 1;
     let t0 = tables[0];
     let slices = t0.size() / t0.slice_len();
@@ -678,20 +676,25 @@ fn batches(tables: &[&MaterialIndex], batch_states: u64) -> Vec<Vec<Slice>> {
         })
         .collect();
     groups.sort_by_key(|(level, parts)| (*level, parts[0].slice));
-    let mut out: Vec<Vec<Slice>> = Vec::new();
-    let mut current: Vec<Slice> = Vec::new();
+    let mut out: Vec<Batch> = Vec::new();
+    let mut current = Batch::default();
     let (mut level, mut states) = (u32::MAX, 0u64);
     for (l, parts) in groups {
         let n: u64 = parts.iter().map(|p| tables[p.table].slice_len()).sum();
-        if !current.is_empty() && (l != level || states + n > batch_states) {
+        if !current.parts.is_empty() && (l != level || states + n > batch_states) {
             out.push(std::mem::take(&mut current));
             states = 0;
         }
         level = l;
         states += n;
-        current.extend(parts);
+        let at = current.parts.len() as u64;
+        current.partner.extend(match parts.len() {
+            1 => vec![at],
+            _ => vec![at + 1, at],
+        });
+        current.parts.extend(parts);
     }
-    if !current.is_empty() {
+    if !current.parts.is_empty() {
         out.push(current);
     }
     out
@@ -704,7 +707,7 @@ const BATCH_STATES: u64 = 1 << 25;
 /// lead to is solved already.
 fn solve_batch(
     tables_mut: &mut [PairTable],
-    parts: &[Slice],
+    batch: &Batch,
     solved: &Solved,
     spare: &mut Spare,
     progress: &(dyn Fn(u64) + Sync),
@@ -716,39 +719,13 @@ fn solve_batch(
     // sides' kings and counters, which leaves the products unchanged), so
     // part `i` of the batch starts at `i * len`.
     let len = tables[0].slice_len;
+    let (parts, partner) = (&batch.parts, &batch.partner);
     let total = parts.len() as u64 * len;
-    let part_of: HashMap<Slice, u64, FastMap> = parts
-        .iter()
-        .enumerate()
-        .map(|(i, &p)| (p, i as u64))
-        .collect();
-    // Batch position of a state of table `t`, which must lie in this batch.
-    let local = |t: usize, idx: u64| -> u64 {
-        let part = part_of[&Slice {
-            table: t,
-            slice: idx / len,
-        }];
-        part * len + idx % len
-    };
     // Table and index of a batch position.
     let global = |g: u64| -> (usize, u64) {
         let p = parts[(g / len) as usize];
         (p.table, p.slice * len + g % len)
     };
-    // The part holding each part's partner slice (the same men, the other
-    // side to move), where its predecessors by king moves lie.
-    let partner: Vec<u64> = parts
-        .iter()
-        .map(|p| {
-            let mut q = tables[p.table].index.position(p.slice * len);
-            q.turn = Side::Black;
-            let ot = other_table(p.table);
-            part_of[&Slice {
-                table: ot,
-                slice: tables[ot].index.index(&q) / len,
-            }]
-        })
-        .collect();
     let work = Work::new(total as usize, spare.cells.take())?;
     // Relay nodes (see [`Fresh`]): every part gets room for the most nodes
     // either table of the pair needs.
@@ -829,7 +806,7 @@ fn solve_batch(
     // run: whole slice pairs of about `LOCAL_STATES` states together, where
     // slices are that small, so that the cells a run updates stay in the
     // processor's cache instead of lying anywhere in hundreds of megabytes.
-    let (runs, run_of_part) = local_runs(&partner, len);
+    let (runs, run_of_part) = local_runs(partner, len);
     let mut run_buckets: Vec<Vec<Vec<Entry>>> = vec![Vec::new(); runs.len()];
     for v in items {
         for (d, e) in v {
@@ -961,8 +938,8 @@ fn solve_batch(
                                         kings,
                                     );
                                 debug_assert_eq!(
-                                    *start,
-                                    local(
+                                    global(*start),
+                                    (
                                         ot,
                                         ix.placement_base(
                                             &moved(&pos, mover, from, to, true).flip()
@@ -1626,8 +1603,8 @@ pub fn solve_pair(
         )
         .as_bytes(),
     );
-    for parts in &batches {
-        for p in parts {
+    for batch in &batches {
+        for p in &batch.parts {
             plan.update(&[p.table as u8]);
             plan.update(&p.slice.to_le_bytes());
         }
@@ -1668,16 +1645,19 @@ pub fn solve_pair(
     assert!(tables.iter().all(|t| t.slice_len == tables[0].slice_len));
     let skipped: u64 = batches[..done_batches.min(batches.len())]
         .iter()
-        .flatten()
+        .flat_map(|b| &b.parts)
         .map(|p| tables[p.table].slice_len)
         .sum();
     progress.resumed(skipped);
     let mut last_checkpoint = Instant::now();
     let mut spare = Spare::default();
-    for (b, parts) in batches.iter().enumerate().skip(done_batches) {
-        solve_batch(&mut tables, parts, solved, &mut spare, &|n| {
+    for (b, batch) in batches.iter().enumerate().skip(done_batches) {
+        solve_batch(&mut tables, batch, solved, &mut spare, &|n| {
             progress.advance(n)
         })?;
+        if b == done_batches {
+            trim_pool();
+        }
         // Make the finished batches durable, then record them: after the last
         // batch, and otherwise at most every `checkpoint_every` (syncing after
         // every batch cost several percent of the time).
