@@ -394,7 +394,8 @@ impl AtomicWords {
 
 /// Working memory kept from one batch of a pair to the next. Mapping it
 /// afresh for every batch had the kernel zero (and fault in) hundreds of
-/// megabytes each time: 7.6% of the samples of the KKMvKM pair.
+/// megabytes each time (with this, the KKKvKM pair's system time fell from
+/// 9.9 to 4.0 s).
 #[derive(Default)]
 struct Spare {
     cells: Option<AtomicWords>,
