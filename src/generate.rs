@@ -266,11 +266,11 @@ struct Work {
 /// its host (as on the machine of BENCHMARKS.md) gets memory mapped afresh
 /// faulted in through the host, slowly; zeroing fresh pages was 12% of the
 /// samples of the start of the KMMvKM pair, which decodes a 5.8 GB table.
-/// Reused memory is already there. The pool does not make the process larger:
-/// when no free mapping is large enough, it releases all of them before
-/// mapping anew, and a reused mapping gives back what lies beyond the
-/// request (the first version kept it, and the five-piece run peaked at
-/// 10.6 GiB instead of 7.3).
+/// Reused memory is already there. To keep the process from growing, when no
+/// free mapping is large enough the pool releases all of them before mapping
+/// anew, and a reused mapping gives back what lies beyond the request (the
+/// first version kept it, and the five-piece run peaked at 10.6 GiB instead
+/// of 7.3; with this it peaked at 7.7 GiB, a rise not yet explained).
 fn huge_anon(bytes: usize, zeroed: bool) -> std::io::Result<HugeMap> {
     let bytes = bytes.max(1);
     let reused = {
@@ -838,8 +838,8 @@ fn solve_batch(
                     let mut retro_moves: Vec<(Square, Square, u64)> = Vec::new();
                     let mut retro_built = false;
                     let mut men = [MenCache::default(); 2];
-                    // The cells touched here lie anywhere in the batch (hundreds of
-                    // megabytes), so each access would wait for memory: first the
+                    // The cells touched here lie anywhere in the run (up to hundreds
+                    // of megabytes), so each access would wait for memory: first the
                     // entries are finalised, then their predecessors are collected,
                     // then updated, each pass prefetching the cells a few steps
                     // ahead so that the memory accesses overlap.
