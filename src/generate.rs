@@ -745,7 +745,13 @@ fn solve_batch(
 
     // 1. Initialise.
     const CHUNK: u64 = 1 << 12;
-    let items: Vec<Vec<(u16, Entry)>> = (0..total.div_ceil(CHUNK))
+    // King moves stay inside a slice pair, so the batch propagates run by
+    // run: whole slice pairs of about `LOCAL_STATES` states together, where
+    // slices are that small, so that the cells a run updates stay in the
+    // processor's cache instead of lying anywhere in hundreds of megabytes.
+    let (runs, run_of_part) = local_runs(partner, len);
+    let run_of = |e: Entry| run_of_part[((e & !WIN_BIT) / len) as usize];
+    let items: Vec<Vec<Segment>> = (0..total.div_ceil(CHUNK))
         .into_par_iter()
         .map(|c| {
             let mut out = Vec::new();
@@ -793,26 +799,16 @@ fn solve_batch(
                 );
             }
             progress(((c + 1) * CHUNK).min(total) - c * CHUNK);
-            out
+            segments(out, run_of)
         })
         .collect();
-    let push = |buckets: &mut Vec<Vec<Entry>>, d: u16, e: Entry| {
-        let d = d as usize;
-        if buckets.len() <= d {
-            buckets.resize_with(d + 1, Vec::new);
-        }
-        buckets[d].push(e);
-    };
-    // King moves stay inside a slice pair, so the batch propagates run by
-    // run: whole slice pairs of about `LOCAL_STATES` states together, where
-    // slices are that small, so that the cells a run updates stay in the
-    // processor's cache instead of lying anywhere in hundreds of megabytes.
-    let (runs, run_of_part) = local_runs(partner, len);
-    let mut run_buckets: Vec<Vec<Vec<Entry>>> = vec![Vec::new(); runs.len()];
+    // Handing whole segments to the buckets keeps this serial step short (it
+    // used to push every entry: 8% of the KKMvKM pair's time, with the other
+    // core idle).
+    let mut run_buckets: Vec<Buckets> = vec![Vec::new(); runs.len()];
     for v in items {
-        for (d, e) in v {
-            let run = run_of_part[((e & !WIN_BIT) / len) as usize];
-            push(&mut run_buckets[run], d, e);
+        for s in v {
+            add_segment(&mut run_buckets[s.run], s);
         }
     }
 
@@ -821,13 +817,13 @@ fn solve_batch(
     for (run, mut buckets) in runs.iter().zip(run_buckets) {
         let mut d = 0;
         while d < buckets.len() {
-            let mut entries = std::mem::take(&mut buckets[d]);
             // In state order, the counter states of one placement come together
             // and share its retro-moves and predecessor placements (measured on
             // the KKKvKM pair: 6% less CPU time, BENCHMARKS.md 2026-12-04).
-            put_in_state_order(&mut entries, &order, run.clone());
-            let found: Vec<Vec<(u16, Entry)>> = entries
-                .par_chunks(4096)
+            let entries = put_in_state_order(std::mem::take(&mut buckets[d]), &order, run.clone());
+            let found: Vec<Vec<Segment>> = entries
+                .par_iter()
+                .flat_map(|s| s.par_chunks(4096))
                 .map(|chunk| {
                     let mut out = Vec::new();
                     let mut last: Option<(usize, u64, Position)> = None;
@@ -1025,13 +1021,15 @@ fn solve_batch(
                             }
                         }
                     }
-                    out
+                    segments(out, |e| {
+                        debug_assert!(run.contains(&(e & !WIN_BIT)));
+                        0
+                    })
                 })
                 .collect();
             for v in found {
-                for (d, e) in v {
-                    debug_assert!(run.contains(&(e & !WIN_BIT)));
-                    push(&mut buckets, d, e);
+                for s in v {
+                    add_segment(&mut buckets, s);
                 }
             }
             d += 1;
@@ -1110,28 +1108,105 @@ impl StateOrder {
     }
 }
 
-/// Sort bucket entries, which lie in batch positions `states`, by state and
-/// drop repeated ones (a state queued twice at one distance is finalised
-/// once; the repeats were no-ops). A large bucket goes through the bitset,
-/// linear in the number of states (sorting it took 16% of propagation on the
-/// KKKMvK pair); a small one is sorted.
-fn put_in_state_order(entries: &mut Vec<Entry>, order: &StateOrder, states: Range<u64>) {
+/// Bucket entries at one distance, in one run, handed over in one piece.
+struct Segment {
+    run: usize,
+    d: u16,
+    entries: Vec<Entry>,
+}
+
+/// A run's buckets: for each distance, its entries in segments.
+type Buckets = Vec<Vec<Vec<Entry>>>;
+
+/// Group `out` (distances and entries, in runs that never decrease, as
+/// `run_of` tells them) into segments, one per run and distance.
+fn segments(out: Vec<(u16, Entry)>, run_of: impl Fn(Entry) -> usize) -> Vec<Segment> {
+    let mut segs = Vec::new();
+    let mut rest = &out[..];
+    while let Some(&(_, first)) = rest.first() {
+        let run = run_of(first);
+        let n = rest
+            .iter()
+            .position(|&(_, e)| run_of(e) != run)
+            .unwrap_or(rest.len());
+        let (span, more) = rest.split_at(n);
+        // A counting sort by distance, into vectors of the exact size.
+        let mut count: Vec<usize> = Vec::new();
+        for &(d, _) in span {
+            let d = d as usize;
+            if count.len() <= d {
+                count.resize(d + 1, 0);
+            }
+            count[d] += 1;
+        }
+        let mut by_d: Vec<Vec<Entry>> = count.iter().map(|&n| Vec::with_capacity(n)).collect();
+        for &(d, e) in span {
+            by_d[d as usize].push(e);
+        }
+        segs.extend(
+            by_d.into_iter()
+                .enumerate()
+                .filter(|(_, v)| !v.is_empty())
+                .map(|(d, entries)| Segment {
+                    run,
+                    d: d as u16,
+                    entries,
+                }),
+        );
+        rest = more;
+    }
+    segs
+}
+
+fn add_segment(buckets: &mut Buckets, s: Segment) {
+    let d = s.d as usize;
+    if buckets.len() <= d {
+        buckets.resize_with(d + 1, Vec::new);
+    }
+    buckets[d].push(s.entries);
+}
+
+/// Sort bucket entries (in segments), which lie in batch positions `states`,
+/// by state and drop repeated ones (a state queued twice at one distance is
+/// finalised once; the repeats were no-ops). The result is in segments too,
+/// one after the other. A large bucket goes through the bitset, linear in the
+/// number of states (sorting it took 16% of propagation on the KKKMvK pair);
+/// a small one is sorted.
+fn put_in_state_order(
+    segments: Vec<Vec<Entry>>,
+    order: &StateOrder,
+    states: Range<u64>,
+) -> Vec<Vec<Entry>> {
     // The bitset's words that hold these states' bits. Runs are processed one
     // at a time, so a word shared with a neighbouring run holds no bits of it.
     let words =
         &order.bits[(2 * states.start / 64) as usize..(2 * states.end).div_ceil(64) as usize];
     let first_bit = 2 * states.start / 64 * 64;
-    if (entries.len() as u64) < words.len() as u64 / 8 {
+    let n: usize = segments.iter().map(Vec::len).sum();
+    if (n as u64) < words.len() as u64 / 8 {
+        let mut entries = if segments.len() == 1 {
+            segments.into_iter().next().unwrap_or_default()
+        } else {
+            segments.concat()
+        };
         entries.par_sort_unstable_by_key(|&e| e & !WIN_BIT);
-        return;
+        return vec![entries];
     }
     let bit = |e: Entry| 2 * (e & !WIN_BIT) + (e >> 63);
-    entries.par_iter().for_each(|&e| {
-        let b = bit(e);
-        order.bits[(b / 64) as usize].fetch_or(1 << (b % 64), Relaxed);
-    });
+    segments
+        .par_iter()
+        .flat_map(|s| s.par_chunks(4096))
+        .for_each(|chunk| {
+            for &e in chunk {
+                let b = bit(e);
+                order.bits[(b / 64) as usize].fetch_or(1 << (b % 64), Relaxed);
+            }
+        });
+    // Thousands of small vectors: freeing them one by one on this thread
+    // would leave the other cores idle.
+    segments.into_par_iter().for_each(drop);
     const WORDS: usize = 1 << 12;
-    let runs: Vec<Vec<Entry>> = words
+    words
         .par_chunks(WORDS)
         .enumerate()
         .map(|(c, words)| {
@@ -1146,11 +1221,8 @@ fn put_in_state_order(entries: &mut Vec<Entry>, order: &StateOrder, states: Rang
             }
             run
         })
-        .collect();
-    entries.clear();
-    for run in runs {
-        entries.extend_from_slice(&run);
-    }
+        .filter(|run| !run.is_empty())
+        .collect()
 }
 
 /// The counter parts of the indexes of a state's predecessors by king moves,
