@@ -30,13 +30,16 @@ pub const INDEX_VERSION: u16 = 1;
 pub const HEADER_LEN: usize = 88;
 /// zstd level. For inputs of at most 16 KiB (our blocks) zstd switches to its
 /// optimal parser from level 9 up, which costs 10-20 times the time of level 7
-/// for 2-5% smaller tables (measured in BENCHMARKS.md).
-const COMPRESSION_LEVEL: i32 = 7;
+/// for 2-5% smaller tables; level 6 with 16 KiB DTW blocks compresses 1.3-2.2
+/// times as fast as level 7 with 8 KiB ones, the files within 1% of the size
+/// (both measured in BENCHMARKS.md).
+const COMPRESSION_LEVEL: i32 = 6;
 /// States per compressed block of a WDL table (4 KiB of packed values: a probe
 /// decompresses little).
 pub const WDL_BLOCK_STATES: u32 = 16 * 1024;
-/// States per compressed block of a DTW table.
-pub const DTW_BLOCK_STATES: u32 = 8 * 1024;
+/// States per compressed block of a DTW table (16 KiB at most: DTW is
+/// probed at the root rather than in search, so a cold probe may decode more).
+pub const DTW_BLOCK_STATES: u32 = 16 * 1024;
 
 /// Value encoding: four 2-bit values per byte, state `i` in bits `2*(i%4)..`.
 pub const PACKED_2BIT: u8 = 4;
