@@ -49,7 +49,7 @@ use crate::position::Position;
 use crate::retro::{for_each_king_retro_move, moved, Undoing};
 use crate::rules::{KingCount, RuleSet, Wdl, THREE_MOVE_LIMIT};
 use crate::table::{self, Metric, TableData, TableError, TableFile};
-use memmap2::{Mmap, MmapMut, UncheckedAdvice};
+use memmap2::{MmapMut, UncheckedAdvice};
 use rayon::prelude::*;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -591,11 +591,7 @@ struct PairTable {
     material: Material,
     index: MaterialIndex,
     slice_len: u64,
-    /// The work file, written by positioned writes ...
-    file: std::fs::File,
-    path: PathBuf,
-    /// ... and read through this mapping.
-    store: Mmap,
+    store: MmapMut,
 }
 
 impl PairTable {
@@ -711,12 +707,13 @@ const BATCH_STATES: u64 = 1 << 25;
 /// Solve one batch of slices into the work files; every slice its man moves
 /// lead to is solved already.
 fn solve_batch(
-    tables: &[PairTable],
+    tables_mut: &mut [PairTable],
     batch: &Batch,
     solved: &Solved,
     spare: &mut Spare,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<Tally>, GenerateError> {
+    let tables: &[PairTable] = tables_mut;
     let symmetric = tables.len() == 1;
     let other_table = |t: usize| if symmetric { 0 } else { 1 - t };
     // The two tables of a pair have slices of one length (the flip swaps the
@@ -1041,23 +1038,17 @@ fn solve_batch(
 
     // 3. The rest are draws. Into the work files with them, counting each
     // table's values on the way (saving the writer a pass over the files).
-    // Positioned writes rather than stores through the mapping: a store
-    // faults the page in first, which for a page never written means the
-    // file system zeroing it (3% of the KKMvKM pair's time).
     let len = len as usize;
-    let mut tallies = vec![Tally::default(); tables.len()];
+    let mut tallies = vec![Tally::default(); tables_mut.len()];
     for (i, p) in parts.iter().enumerate() {
-        use std::os::unix::fs::FileExt;
+        let start = 2 * p.slice as usize * len;
         const CHUNK: usize = 1 << 15;
-        let table = &tables[p.table];
-        let start = 2 * p.slice * len as u64;
-        let tally = work.cells[i * len..(i + 1) * len]
-            .par_chunks(CHUNK)
-            .enumerate()
-            .map(|(k, src)| {
+        let tally = tables_mut[p.table].store[start..start + 2 * len]
+            .par_chunks_mut(2 * CHUNK)
+            .zip(work.cells[i * len..(i + 1) * len].par_chunks(CHUNK))
+            .map(|(dst, src)| {
                 let mut tally = Tally::default();
-                let mut bytes = Vec::with_capacity(2 * src.len());
-                for c in src {
+                for (d, c) in dst.chunks_exact_mut(2).zip(src) {
                     let v = match Value::unpack(Cell(c.load(Relaxed)).result()) {
                         Some(v) => v,
                         None => Value {
@@ -1066,20 +1057,11 @@ fn solve_batch(
                         },
                     };
                     tally.add(v);
-                    bytes.extend_from_slice(&v.pack().to_le_bytes());
+                    d.copy_from_slice(&v.pack().to_le_bytes());
                 }
-                table
-                    .file
-                    .write_all_at(&bytes, start + (2 * k * CHUNK) as u64)
-                    .map_err(|e| {
-                        GenerateError::Table(TableError::Io {
-                            path: table.path.clone(),
-                            source: e,
-                        })
-                    })?;
-                Ok::<_, GenerateError>(tally)
+                tally
             })
-            .try_reduce(Tally::default, |a, b| Ok(a.merge(b)))?;
+            .reduce(Tally::default, Tally::merge);
         tallies[p.table] = tallies[p.table].merge(tally);
     }
     *spare = Spare {
@@ -1728,17 +1710,13 @@ pub fn solve_pair(
             .map_err(|e| io(&path, e))?;
         file.set_len(index.size() * 2).map_err(|e| io(&path, e))?;
         // Safety: the work file is private to this run (a name no reader opens) and
-        // is not resized while mapped. It is written while mapped, but never
-        // where the mapping is being read: a batch reads only slices that
-        // earlier batches finished.
-        let store = unsafe { Mmap::map(&file) }.map_err(|e| io(&path, e))?;
+        // is not resized while mapped.
+        let store = unsafe { MmapMut::map_mut(&file) }.map_err(|e| io(&path, e))?;
         let slice_len = index.slice_len();
         tables.push(PairTable {
             material: mat,
             index,
             slice_len,
-            file,
-            path,
             store,
         });
     }
@@ -1755,7 +1733,9 @@ pub fn solve_pair(
     // Counts of the values written by this run: all of them unless it resumed.
     let mut tallies = vec![Tally::default(); tables.len()];
     for (b, batch) in batches.iter().enumerate().skip(done_batches) {
-        let tally = solve_batch(&tables, batch, solved, &mut spare, &|n| progress.advance(n))?;
+        let tally = solve_batch(&mut tables, batch, solved, &mut spare, &|n| {
+            progress.advance(n)
+        })?;
         for (total, t) in tallies.iter_mut().zip(tally) {
             *total = total.merge(t);
         }
@@ -1767,7 +1747,9 @@ pub fn solve_pair(
         // every batch cost several percent of the time).
         if b + 1 == batches.len() || last_checkpoint.elapsed() >= checkpoint_every {
             for t in &tables {
-                t.file.sync_data().map_err(|e| io(&t.path, e))?;
+                t.store
+                    .flush()
+                    .map_err(|e| io(&work_path(dir, t.material, rules, "work"), e))?;
             }
             std::fs::write(&marker, format!("{} {plan}\n", b + 1)).map_err(|e| io(&marker, e))?;
             last_checkpoint = Instant::now();
