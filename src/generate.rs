@@ -42,7 +42,7 @@ use crate::bitboard::Bitboard;
 use crate::geometry::Square;
 use crate::index::{MaterialIndex, MenCache, PlacementCache};
 use crate::material::Material;
-use crate::movegen::king_quiet_move_count;
+use crate::movegen::{for_each_free_diagonal_square, king_quiet_move_count};
 use crate::moves::{Move, MoveList};
 use crate::piece::Side;
 use crate::position::Position;
@@ -743,7 +743,13 @@ fn solve_batch(
     )?;
     let relay_of_part: Vec<Option<Fresh>> = parts.iter().map(|p| fresh[p.table]).collect();
 
-    // 1. Initialise.
+    // 1. Initialise, in two passes. Where the side to move must capture,
+    // every move leaves the batch, so the values of those placements' states
+    // are final at once: the first pass solves them. The second initialises
+    // the other placements and reads a king move into a capture placement
+    // like a move that leaves the batch. Capture states thus never go through
+    // propagation (in the KKMvKK pair they were 83% of the states it
+    // finalised, and the cause of 80% of its predecessor updates).
     const CHUNK: u64 = 1 << 12;
     // King moves stay inside a slice pair, so the batch propagates run by
     // run: whole slice pairs of about `LOCAL_STATES` states together, where
@@ -751,64 +757,110 @@ fn solve_batch(
     // processor's cache instead of lying anywhere in hundreds of megabytes.
     let (runs, run_of_part) = local_runs(partner, len);
     let run_of = |e: Entry| run_of_part[((e & !WIN_BIT) / len) as usize];
-    let items: Vec<Vec<Segment>> = (0..total.div_ceil(CHUNK))
-        .into_par_iter()
-        .map(|c| {
-            let mut out = Vec::new();
-            let mut scratch = InitScratch::new(&tables[0].index);
-            // The states of one placement (they differ only in counters) are
-            // consecutive, in one part of the batch: find the table and index
-            // of the first, then step through its counter combinations.
-            let (mut t, mut counters, mut placement_end) = (0, 0, 0);
-            for g in c * CHUNK..((c + 1) * CHUNK).min(total) {
-                if g < placement_end {
-                    counters += 1;
-                } else {
-                    let idx;
-                    (t, idx) = global(g);
-                    let per = tables[t].index.counters_per_placement();
-                    counters = idx % per;
-                    placement_end = g + per - counters;
-                    let next = &tables[other_table(t)];
-                    scratch.enter(&tables[t].index, t, idx / per, next, solved);
-                }
-                let ix = &tables[t].index;
-                let mut pos = scratch.pos;
-                ix.set_counters(&mut pos, counters);
-                if let Some(f) = fresh[t] {
-                    // The state with three-move state none sets up the relay
-                    // nodes of its placement and carried counters.
-                    if counters < f.carried {
-                        let start = g - counters;
-                        for (king, &(_, n)) in scratch.king_moves.iter().enumerate() {
-                            let node = f.node(start, counters, king as u64, len, per_part);
-                            relays.set(node as usize, Cell::OPEN.with_remaining(n as u8));
-                        }
-                    }
-                }
-                init_state(
-                    &work,
-                    g,
-                    &pos,
-                    counters % ix.carried_counters(),
-                    fresh[t].is_some(),
-                    &tables[other_table(t)],
-                    solved,
-                    &mut scratch,
-                    &mut out,
-                );
-            }
-            progress(((c + 1) * CHUNK).min(total) - c * CHUNK);
-            segments(out, run_of)
-        })
-        .collect();
+    // Both tables of a pair have the same counter combinations per placement
+    // (the flip swaps the sides' counters), so a placement of the batch is
+    // `g / per`, whichever table it is in.
+    let per = tables[0].index.counters_per_placement();
+    debug_assert!(tables
+        .iter()
+        .all(|t| t.index.counters_per_placement() == per));
+    let captures = CapturePlacements::new(total / per);
     // Handing whole segments to the buckets keeps this serial step short (it
     // used to push every entry: 4.3% of the KKMvKM pair's samples, about 49 s
     // with the other core idle).
     let mut run_buckets: Vec<Buckets> = vec![Vec::new(); runs.len()];
-    for v in items {
-        for s in v {
-            add_segment(&mut run_buckets[s.run], s);
+    for pass in [Pass::Captures, Pass::Others] {
+        let items: Vec<Vec<Segment>> = (0..total.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                let mut out = Vec::new();
+                let mut scratch = InitScratch::new(&tables[0].index);
+                // The states of one placement (they differ only in counters) are
+                // consecutive, in one part of the batch: find the table and index
+                // of the first, then step through its counter combinations.
+                let (mut t, mut counters, mut placement_end, mut skip) = (0, 0, 0, true);
+                let mut done = 0;
+                for g in c * CHUNK..((c + 1) * CHUNK).min(total) {
+                    if g < placement_end {
+                        counters += 1;
+                    } else {
+                        let idx;
+                        (t, idx) = global(g);
+                        counters = idx % per;
+                        placement_end = g + per - counters;
+                        let (ix, next) = (&tables[t].index, &tables[other_table(t)]);
+                        skip = match pass {
+                            Pass::Captures => {
+                                let capture = scratch.locate(ix, t, idx / per).has_capture();
+                                if capture {
+                                    captures.set(g / per);
+                                    scratch.prepare(ix, next, solved);
+                                }
+                                !capture
+                            }
+                            Pass::Others => {
+                                let capture = captures.get(g / per);
+                                if !capture {
+                                    scratch.locate(ix, t, idx / per);
+                                    scratch.prepare(ix, next, solved);
+                                    let partner_start = partner[(g / len) as usize] * len;
+                                    scratch.find_known(&next.index, partner_start, &captures, per);
+                                    debug_assert!(scratch.known.iter().all(|k| {
+                                        let mut child =
+                                            moved(&scratch.pos, Side::White, k.to, k.king, true);
+                                        child.turn = Side::Black;
+                                        global(k.start)
+                                            == (
+                                                other_table(t),
+                                                next.index.placement_base(&child.flip()),
+                                            )
+                                    }));
+                                }
+                                capture
+                            }
+                        };
+                    }
+                    if skip {
+                        continue;
+                    }
+                    done += 1;
+                    let ix = &tables[t].index;
+                    let mut pos = scratch.pos;
+                    ix.set_counters(&mut pos, counters);
+                    if let Some(f) = fresh[t] {
+                        // The state with three-move state none sets up the relay
+                        // nodes of its placement and carried counters: a node
+                        // waits for its king's moves that are not known yet.
+                        if counters < f.carried && pass == Pass::Others {
+                            let start = g - counters;
+                            for (king, &(_, n)) in scratch.king_moves.iter().enumerate() {
+                                let node = f.node(start, counters, king as u64, len, per_part);
+                                let open = n - scratch.known_of_king[king];
+                                relays.set(node as usize, Cell::OPEN.with_remaining(open as u8));
+                            }
+                        }
+                    }
+                    init_state(
+                        &work,
+                        g,
+                        &pos,
+                        counters % ix.carried_counters(),
+                        fresh[t].is_some(),
+                        &tables[other_table(t)],
+                        solved,
+                        &mut scratch,
+                        &mut out,
+                        pass == Pass::Captures,
+                    );
+                }
+                progress(done);
+                segments(out, run_of)
+            })
+            .collect();
+        for v in items {
+            for s in v {
+                add_segment(&mut run_buckets[s.run], s);
+            }
         }
     }
 
@@ -1279,6 +1331,52 @@ impl<'a> PredecessorCounters<'a> {
     }
 }
 
+/// The two passes of a batch's initialisation (see [`solve_batch`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Pass {
+    /// Placements where the side to move must capture: solved at once.
+    Captures,
+    /// The others, reading king moves into capture placements.
+    Others,
+}
+
+/// Which placements of a batch have a capture (one bit each), found by the
+/// first pass of the initialisation and read by the second.
+struct CapturePlacements(Vec<AtomicU64>);
+
+impl CapturePlacements {
+    fn new(placements: u64) -> CapturePlacements {
+        CapturePlacements(
+            (0..placements.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+        )
+    }
+
+    #[inline]
+    fn set(&self, p: u64) {
+        self.0[(p / 64) as usize].fetch_or(1 << (p % 64), Relaxed);
+    }
+
+    #[inline]
+    fn get(&self, p: u64) -> bool {
+        self.0[(p / 64) as usize].load(Relaxed) >> (p % 64) & 1 != 0
+    }
+}
+
+/// An ordinary king move of the placement being initialised that leads into
+/// a capture placement, whose states are solved already.
+#[derive(Copy, Clone, Debug)]
+struct Known {
+    king: Square,
+    to: Square,
+    /// The batch position where the successor placement starts.
+    start: u64,
+    /// The code, in the successor's index, of the mover's three-move state
+    /// after the move at count 1 (0 where the rule does not apply).
+    code1: u64,
+}
+
 /// Per-thread scratch of the initialisation: the current placement, what
 /// all of its states share, and cached placement indexes of successors.
 struct InitScratch {
@@ -1291,6 +1389,10 @@ struct InitScratch {
     internal: u32,
     /// The ordinary moves of each king of the side to move, in square order.
     king_moves: Vec<(Square, u32)>,
+    /// The ordinary king moves into capture placements (second pass only).
+    known: Vec<Known>,
+    /// How many of each king's ordinary moves are in `known`.
+    known_of_king: Vec<u32>,
     /// The summary of the moves that leave the batch, for each combination
     /// of the counters they carry over ([`MaterialIndex::carried_counters`]);
     /// `None` where every state with those counters is over.
@@ -1310,6 +1412,8 @@ impl InitScratch {
             moves: Vec::new(),
             internal: 0,
             king_moves: Vec::new(),
+            known: Vec::new(),
+            known_of_king: Vec::new(),
             leaving: Vec::new(),
             sources: Vec::new(),
             solved_cache: PlacementCache::new(),
@@ -1318,19 +1422,21 @@ impl InitScratch {
         }
     }
 
-    /// Start on placement `placement` of `ix`; `next` is the other table of
-    /// the pair (where man moves lead).
-    fn enter(
-        &mut self,
-        ix: &MaterialIndex,
-        table: usize,
-        placement: u64,
-        next: &PairTable,
-        solved: &Solved,
-    ) {
+    /// Go to placement `placement` of `ix` (table `table` of the pair): its
+    /// position with every counter at 0.
+    fn locate(&mut self, ix: &MaterialIndex, table: usize, placement: u64) -> &Position {
         self.pos = ix.placement_position_cached(placement, &mut self.men[table]);
+        &self.pos
+    }
+
+    /// Find what the states of the located placement share: its moves, and
+    /// the values of those that leave the batch; `next` is the other table of
+    /// the pair (where man moves lead).
+    fn prepare(&mut self, ix: &MaterialIndex, next: &PairTable, solved: &Solved) {
         self.moves.clear();
         self.king_moves.clear();
+        self.known.clear();
+        self.known_of_king.clear();
         self.internal = 0;
         let kings = self.pos.kings(self.pos.turn());
         if self.pos.has_capture() {
@@ -1349,6 +1455,46 @@ impl InitScratch {
             }
         }
         self.summarise_leaving(ix, next, solved);
+    }
+
+    /// Find the ordinary king moves of the (prepared) placement that lead
+    /// into capture placements. `ix` indexes the successors (the other table
+    /// of the pair), whose slice starts at batch position `partner_start`.
+    fn find_known(
+        &mut self,
+        ix: &MaterialIndex,
+        partner_start: u64,
+        captures: &CapturePlacements,
+        per: u64,
+    ) {
+        let pos = &self.pos;
+        let (white, black) = (pos.kings(Side::White), pos.kings(Side::Black));
+        let men = pos.men(Side::White) | pos.men(Side::Black);
+        let empty = !pos.occupied();
+        for &(king, n) in &self.king_moves {
+            let mut known = 0;
+            if n > 0 {
+                for_each_free_diagonal_square(king, empty, |to| {
+                    let kings = white.without(king).with(to);
+                    let start = partner_start + ix.flipped_kings_offset(men, kings, black);
+                    if captures.get(start / per) {
+                        let count1 = Some(KingCount {
+                            square: to,
+                            count: 1,
+                        });
+                        let code1 = ix.three_move_code(Side::Black, false, kings, count1);
+                        self.known.push(Known {
+                            king,
+                            to,
+                            start,
+                            code1,
+                        });
+                        known += 1;
+                    }
+                });
+            }
+            self.known_of_king.push(known);
+        }
     }
 
     /// Fill `leaving` for every carried combination at once: first locate
@@ -1524,6 +1670,9 @@ fn legal_with_block(m: &Move, blocked: Option<Square>) -> bool {
 /// [`Position::outcome`]). A move that leaves the batch resets the mover's
 /// three-move state, so its successor depends only on the `carried`
 /// counters: their values are looked up once for all states sharing them.
+/// King moves into capture placements (`scratch.known`) are read from the
+/// first pass's values. With `solve_now` (a capture placement: every move is
+/// read) the state's final value is stored instead of queued.
 #[allow(clippy::too_many_arguments)]
 fn init_state(
     w: &Work,
@@ -1535,10 +1684,13 @@ fn init_state(
     solved: &Solved,
     scratch: &mut InitScratch,
     out: &mut Vec<(u16, Entry)>,
+    solve_now: bool,
 ) {
     let gi = g as usize;
+    let solved_as = |v: Value| w.set(gi, Cell::OPEN.with_result(v.pack()));
     // The three-move rule only takes the blocked king's ordinary moves away.
-    let internal = match pos.blocked_king() {
+    let blocked = pos.blocked_king();
+    let internal = match blocked {
         None => scratch.internal,
         Some(b) => {
             let of_blocked = scratch.king_moves.iter().find(|&&(k, _)| k == b);
@@ -1547,20 +1699,15 @@ fn init_state(
     };
     let leaves = !scratch.moves.is_empty();
     if let Some(o) = pos.outcome_with(internal > 0 || leaves) {
-        match o.wdl {
-            Wdl::Loss => out.push((0, g)),
-            _ => w.set(
-                gi,
-                Cell::OPEN.with_result(Value { wdl: o.wdl, dtw: 0 }.pack()),
-            ),
+        let v = Value { wdl: o.wdl, dtw: 0 };
+        if o.wdl == Wdl::Loss && !solve_now {
+            out.push((0, g));
+        } else {
+            solved_as(v);
         }
         return;
     }
-    let Leaving {
-        best_win,
-        longest,
-        draw,
-    } = match scratch.leaving[carried as usize] {
+    let mut leaving = match scratch.leaving[carried as usize] {
         Some(l) => l,
         None => {
             let l = leaving_moves(pos, next, solved, scratch);
@@ -1568,43 +1715,103 @@ fn init_state(
             l
         }
     };
-    if internal == 0 {
+    // King moves into capture placements: the successor's value is known.
+    let tracked = pos.three_move(Side::White);
+    let mut known = 0;
+    if !scratch.known.is_empty() {
+        let ix = &next.index;
+        // The successor has Black to move, whose three-move state is unchanged.
+        let t_stm = ix.three_move_code(
+            Side::Black,
+            true,
+            pos.kings(Side::Black),
+            pos.three_move(Side::Black),
+        );
+        let plain = ix.draw_counters() == 1;
+        for k in &scratch.known {
+            if Some(k.king) == blocked {
+                continue;
+            }
+            let child = if plain {
+                let count = match tracked {
+                    Some(kc) if kc.square == k.king => kc.count as u64 + 1,
+                    _ => 1,
+                };
+                let t_opp = if k.code1 == 0 { 0 } else { k.code1 + count - 1 };
+                k.start + ix.counters_offset_of(t_stm, t_opp, 0)
+            } else {
+                // A draw counter (two or three kings only): let `play` count it.
+                k.start + ix.counters_offset(&pos.play(&Move::quiet(k.king, k.to, true, false)))
+            };
+            debug_assert_eq!(
+                child,
+                k.start + ix.counters_offset(&pos.play(&Move::quiet(k.king, k.to, true, false)))
+            );
+            let v = Value::unpack(Cell(w.cells[child as usize].load(Relaxed)).result())
+                .expect("capture placements are solved in the first pass");
+            leaving.add(v);
+            known += 1;
+        }
+    }
+    let Leaving {
+        best_win,
+        longest,
+        draw,
+    } = leaving;
+    // The options still open: king moves into placements that are not
+    // solved yet. With relay nodes, each free king other than the tracked
+    // one is one option (its [`Fresh`] node, if any of its moves is open);
+    // the tracked king's further moves, if it may make more, stay one
+    // option each.
+    let options = if has_relays {
+        scratch
+            .king_moves
+            .iter()
+            .zip(&scratch.known_of_king)
+            .map(|(&(k, n), &kn)| match tracked {
+                Some(kc) if kc.square == k => {
+                    if kc.count < THREE_MOVE_LIMIT {
+                        n - kn
+                    } else {
+                        0
+                    }
+                }
+                _ => u32::from(n > kn),
+            })
+            .sum()
+    } else {
+        internal - known
+    };
+    if options == 0 {
         if best_win != NO_WIN {
-            w.set(gi, Cell::OPEN.with_best_win(best_win));
-            out.push((best_win, WIN_BIT | g));
+            if solve_now {
+                solved_as(Value {
+                    wdl: Wdl::Win,
+                    dtw: best_win,
+                });
+            } else {
+                w.set(gi, Cell::OPEN.with_best_win(best_win));
+                out.push((best_win, WIN_BIT | g));
+            }
         } else if draw {
-            let draw = Value {
+            solved_as(Value {
                 wdl: Wdl::Draw,
                 dtw: 0,
-            };
-            w.set(gi, Cell::OPEN.with_result(draw.pack()));
+            });
+        } else if solve_now {
+            solved_as(Value {
+                wdl: Wdl::Loss,
+                dtw: longest + 1,
+            });
         } else {
             out.push((longest + 1, g));
         }
         return;
     }
-    // With relay nodes, each free king other than the tracked one is one
-    // option (its [`Fresh`] node); the tracked king's further moves, if it
-    // may make more, stay one option each.
-    let options = if has_relays {
-        let tracked = pos.three_move(pos.turn());
-        scratch
-            .king_moves
-            .iter()
-            .map(|&(k, n)| match tracked {
-                Some(kc) if kc.square == k => {
-                    if kc.count < THREE_MOVE_LIMIT {
-                        n
-                    } else {
-                        0
-                    }
-                }
-                _ => u32::from(n > 0),
-            })
-            .sum()
-    } else {
-        internal
-    };
+    debug_assert!(
+        !solve_now,
+        "a capture placement has no king move to wait for"
+    );
     // A drawing escape counts as a reply that is never refuted.
     w.set(
         gi,

@@ -276,6 +276,12 @@ impl MaterialIndex {
         self.t_opp * self.s_size
     }
 
+    /// The number of draw-counter values (seven-move or ply count) per
+    /// placement and three-move states: 1 where no draw counter applies.
+    pub(crate) fn draw_counters(&self) -> u64 {
+        self.s_size
+    }
+
     /// The index of a position of this material. A position with Black to move
     /// is indexed as its colour flip.
     ///
