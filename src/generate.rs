@@ -795,6 +795,7 @@ fn solve_batch(
                                 if capture {
                                     captures.set(g / per);
                                     scratch.prepare(ix, next, solved);
+                                    scratch.solve_capture_placement(ix, next, solved);
                                 }
                                 !capture
                             }
@@ -825,6 +826,37 @@ fn solve_batch(
                     }
                     done += 1;
                     let ix = &tables[t].index;
+                    if pass == Pass::Captures {
+                        let v = scratch.capture_values[(counters % ix.carried_counters()) as usize];
+                        work.set(g as usize, Cell::OPEN.with_result(v.pack()));
+                        #[cfg(debug_assertions)]
+                        {
+                            // The shortcut against the general path.
+                            let mut pos = scratch.pos;
+                            ix.set_counters(&mut pos, counters);
+                            let next = &tables[other_table(t)];
+                            let mut none = Vec::new();
+                            let carried = counters % ix.carried_counters();
+                            init_state(
+                                &work,
+                                g,
+                                &pos,
+                                carried,
+                                false,
+                                next,
+                                solved,
+                                &mut scratch,
+                                &mut none,
+                                true,
+                            );
+                            assert!(none.is_empty());
+                            assert_eq!(
+                                Cell(work.cells[g as usize].load(Relaxed)).result(),
+                                v.pack()
+                            );
+                        }
+                        continue;
+                    }
                     let mut pos = scratch.pos;
                     ix.set_counters(&mut pos, counters);
                     if let Some(f) = fresh[t] {
@@ -1389,6 +1421,9 @@ struct InitScratch {
     internal: u32,
     /// The ordinary moves of each king of the side to move, in square order.
     king_moves: Vec<(Square, u32)>,
+    /// In a capture placement, the value of the states of each carried
+    /// combination (first pass only).
+    capture_values: Vec<Value>,
     /// The ordinary king moves into capture placements (second pass only).
     known: Vec<Known>,
     /// How many of each king's ordinary moves are in `known`.
@@ -1412,6 +1447,7 @@ impl InitScratch {
             moves: Vec::new(),
             internal: 0,
             king_moves: Vec::new(),
+            capture_values: Vec::new(),
             known: Vec::new(),
             known_of_king: Vec::new(),
             leaving: Vec::new(),
@@ -1455,6 +1491,31 @@ impl InitScratch {
             }
         }
         self.summarise_leaving(ix, next, solved);
+    }
+
+    /// The values of the (prepared) capture placement's states. A capture
+    /// resets the mover's three-move state, and a king the rule blocks may
+    /// still capture, so the states differ only in their carried counters:
+    /// one value per carried combination, instead of one per state (7 and 4
+    /// states share each in the KKMvKM pair).
+    fn solve_capture_placement(&mut self, ix: &MaterialIndex, next: &PairTable, solved: &Solved) {
+        debug_assert!(self.internal == 0 && !self.moves.is_empty());
+        self.capture_values.clear();
+        for c in 0..ix.carried_counters() {
+            let mut pos = self.pos;
+            ix.set_counters(&mut pos, c);
+            let v = match pos.outcome_with(true) {
+                Some(o) => Value { wdl: o.wdl, dtw: 0 },
+                None => {
+                    let l = match self.leaving[c as usize] {
+                        Some(l) => l,
+                        None => leaving_moves(&pos, next, solved, self),
+                    };
+                    l.value()
+                }
+            };
+            self.capture_values.push(v);
+        }
     }
 
     /// Find the ordinary king moves of the (prepared) placement that lead
@@ -1630,6 +1691,27 @@ impl Leaving {
         longest: 0,
         draw: false,
     };
+
+    /// The value of a state whose every move is one of these.
+    #[inline]
+    fn value(self) -> Value {
+        if self.best_win != NO_WIN {
+            Value {
+                wdl: Wdl::Win,
+                dtw: self.best_win,
+            }
+        } else if self.draw {
+            Value {
+                wdl: Wdl::Draw,
+                dtw: 0,
+            }
+        } else {
+            Value {
+                wdl: Wdl::Loss,
+                dtw: self.longest + 1,
+            }
+        }
+    }
 
     /// Count one move whose successor has value `v` (for the opponent).
     #[inline]
