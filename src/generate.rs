@@ -805,7 +805,7 @@ fn solve_batch(
                                     scratch.locate(ix, t, idx / per);
                                     scratch.prepare(ix, next, solved);
                                     let partner_start = partner[(g / len) as usize] * len;
-                                    scratch.find_known(&next.index, partner_start, &captures, per);
+                                    scratch.find_known(&next.index, partner_start, &captures, per, &work);
                                     debug_assert!(scratch.known.iter().all(|k| {
                                         let mut child =
                                             moved(&scratch.pos, Side::White, k.to, k.king, true);
@@ -1527,6 +1527,7 @@ impl InitScratch {
         partner_start: u64,
         captures: &CapturePlacements,
         per: u64,
+        work: &Work,
     ) {
         let pos = &self.pos;
         let (white, black) = (pos.kings(Side::White), pos.kings(Side::Black));
@@ -1539,6 +1540,12 @@ impl InitScratch {
                     let kings = white.without(king).with(to);
                     let start = partner_start + ix.flipped_kings_offset(men, kings, black);
                     if captures.get(start / per) {
+                        // The successor's states are read for each state of
+                        // this placement: ask for their cells now (they lie
+                        // anywhere in the partner slice, tens of megabytes).
+                        for g in (start..start + per).step_by(8) {
+                            work.prefetch(g as usize);
+                        }
                         let count1 = Some(KingCount {
                             square: to,
                             count: 1,
