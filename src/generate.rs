@@ -16,9 +16,14 @@
 //! interrupted run resume.
 //!
 //! Within a batch:
-//! 1. **Initialise** every state by forward move generation. Finished games get
-//!    their adjudicated value; moves that leave the batch are read from finished
-//!    values; ordinary king moves are only counted.
+//! 1. **Initialise** every state by forward move generation, in two passes.
+//!    Finished games get their adjudicated value; moves that leave the batch
+//!    are read from finished values. The first pass solves the placements
+//!    where the side to move must capture: all their moves leave the batch.
+//!    The second initialises the others: an ordinary king move into a capture
+//!    placement is read like a move that leaves the batch, the rest are only
+//!    counted. Capture states (most of the states of king-heavy materials)
+//!    thus never enter propagation.
 //! 2. **Propagate** in order of distance, with one bucket per ply count, run by
 //!    run (a run is whole slice pairs, about two million states where slices
 //!    are that small, so that its cells stay in the processor's cache): when a
@@ -805,7 +810,13 @@ fn solve_batch(
                                     scratch.locate(ix, t, idx / per);
                                     scratch.prepare(ix, next, solved);
                                     let partner_start = partner[(g / len) as usize] * len;
-                                    scratch.find_known(&next.index, partner_start, &captures, per, &work);
+                                    scratch.find_known(
+                                        &next.index,
+                                        partner_start,
+                                        &captures,
+                                        per,
+                                        &work,
+                                    );
                                     debug_assert!(scratch.known.iter().all(|k| {
                                         let mut child =
                                             moved(&scratch.pos, Side::White, k.to, k.king, true);
