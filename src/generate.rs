@@ -874,7 +874,7 @@ fn solve_batch(
                         // The state with three-move state none sets up the relay
                         // nodes of its placement and carried counters: a node
                         // waits for its king's moves that are not known yet.
-                        if counters < f.carried && pass == Pass::Others {
+                        if counters < f.carried {
                             let start = g - counters;
                             for (king, &(_, n)) in scratch.king_moves.iter().enumerate() {
                                 let node = f.node(start, counters, king as u64, len, per_part);
@@ -893,7 +893,7 @@ fn solve_batch(
                         solved,
                         &mut scratch,
                         &mut out,
-                        pass == Pass::Captures,
+                        false,
                     );
                 }
                 progress(done);
@@ -1832,21 +1832,7 @@ fn init_state(
             if Some(k.king) == blocked {
                 continue;
             }
-            let child = if plain {
-                let count = match tracked {
-                    Some(kc) if kc.square == k.king => kc.count as u64 + 1,
-                    _ => 1,
-                };
-                let t_opp = if k.code1 == 0 { 0 } else { k.code1 + count - 1 };
-                k.start + ix.counters_offset_of(t_stm, t_opp, 0)
-            } else {
-                // A draw counter (two or three kings only): let `play` count it.
-                k.start + ix.counters_offset(&pos.play(&Move::quiet(k.king, k.to, true, false)))
-            };
-            debug_assert_eq!(
-                child,
-                k.start + ix.counters_offset(&pos.play(&Move::quiet(k.king, k.to, true, false)))
-            );
+            let child = k.start + known_counters(ix, pos, k, t_stm, plain);
             let v = Value::unpack(Cell(w.cells[child as usize].load(Relaxed)).result())
                 .expect("capture placements are solved in the first pass");
             leaving.add(v);
@@ -1923,6 +1909,31 @@ fn init_state(
     if best_win != NO_WIN {
         out.push((best_win, WIN_BIT | g));
     }
+}
+
+/// The counter offset, in `ix` (the successor's index), of the state that
+/// the known king move `k` leads to from `pos` (White to move), given the
+/// code `t_stm` of Black's three-move state there; `plain` if `ix` has no
+/// draw counter. The successor's three-move state for White is the moved
+/// king's, counting on if it was the tracked one.
+#[inline]
+fn known_counters(ix: &MaterialIndex, pos: &Position, k: &Known, t_stm: u64, plain: bool) -> u64 {
+    let off = if plain {
+        let count = match pos.three_move(Side::White) {
+            Some(kc) if kc.square == k.king => kc.count as u64 + 1,
+            _ => 1,
+        };
+        let t_opp = if k.code1 == 0 { 0 } else { k.code1 + count - 1 };
+        ix.counters_offset_of(t_stm, t_opp, 0)
+    } else {
+        // A draw counter (two or three kings only): let `play` count it.
+        ix.counters_offset(&pos.play(&Move::quiet(k.king, k.to, true, false)))
+    };
+    debug_assert_eq!(
+        off,
+        ix.counters_offset(&pos.play(&Move::quiet(k.king, k.to, true, false)))
+    );
+    off
 }
 
 /// The summary of the moves of `pos` that leave the batch, read from
@@ -2665,6 +2676,67 @@ pub fn run(plan: &Plan, progress: &dyn Progress) -> Result<Vec<TableStats>, Gene
 mod tests {
     use super::*;
     use crate::retro::for_each_king_retro_move;
+
+    /// The successor of a king move as the second initialisation pass finds
+    /// it (kings ranked within the partner slice, counters from codes) is
+    /// the state `Position::play` leads to, for every ordinary king move of
+    /// sampled states without a capture, in materials with each kind of counter.
+    #[test]
+    fn known_successor_indexes_match_the_positions() {
+        let mut checked = 0;
+        for rules in [RuleSet::Official, RuleSet::Lidraughts] {
+            for name in [
+                "KMvKM", "KKMvK", "KMvKK", "KKvK", "KvKK", "KvK", "KKMvKM", "KMvKKM", "KKKMvK",
+            ] {
+                let m: Material = name.parse().unwrap();
+                let ix = MaterialIndex::new(m, rules);
+                let next = MaterialIndex::new(m.flip(), rules);
+                let plain = next.draw_counters() == 1;
+                for idx in (0..ix.size()).step_by((ix.size() / 20_000).max(1) as usize) {
+                    let pos = ix.position(idx);
+                    if pos.has_capture() || pos.outcome().is_some() {
+                        continue;
+                    }
+                    let (white, black) = (pos.kings(Side::White), pos.kings(Side::Black));
+                    let men = pos.men(Side::White) | pos.men(Side::Black);
+                    let t_stm =
+                        next.three_move_code(Side::Black, true, black, pos.three_move(Side::Black));
+                    for king in white.squares() {
+                        if Some(king) == pos.blocked_king() {
+                            continue;
+                        }
+                        for_each_free_diagonal_square(king, !pos.occupied(), |to| {
+                            let kings = white.without(king).with(to);
+                            let count1 = Some(KingCount {
+                                square: to,
+                                count: 1,
+                            });
+                            let k = Known {
+                                king,
+                                to,
+                                start: 0,
+                                code1: next.three_move_code(Side::Black, false, kings, count1),
+                            };
+                            let child = pos.play(&Move::quiet(king, to, true, false));
+                            let base = next.placement_base(&child.flip());
+                            assert_eq!(
+                                base % next.slice_len(),
+                                next.flipped_kings_offset(men, kings, black),
+                                "{name} {rules:?} state {idx}: {king}-{to}"
+                            );
+                            assert_eq!(
+                                base + known_counters(&next, &pos, &k, t_stm, plain),
+                                next.index(&child),
+                                "{name} {rules:?} state {idx}: {king}-{to}"
+                            );
+                            checked += 1;
+                        });
+                    }
+                }
+            }
+        }
+        assert!(checked > 100_000, "only {checked} moves checked");
+    }
 
     /// The predecessors' indexes computed from counter codes equal those of
     /// the predecessor positions themselves, for every king retro-move of
