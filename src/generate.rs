@@ -799,7 +799,7 @@ fn solve_batch(
                                 let capture = scratch.locate(ix, t, idx / per).has_capture();
                                 if capture {
                                     captures.set(g / per);
-                                    scratch.prepare(ix, next, solved);
+                                    scratch.prepare(ix, next, solved, true);
                                     scratch.solve_capture_placement(ix, next, solved);
                                 }
                                 !capture
@@ -808,7 +808,7 @@ fn solve_batch(
                                 let capture = captures.get(g / per);
                                 if !capture {
                                     scratch.locate(ix, t, idx / per);
-                                    scratch.prepare(ix, next, solved);
+                                    scratch.prepare(ix, next, solved, false);
                                     let partner_start = partner[(g / len) as usize] * len;
                                     scratch.find_known(
                                         &next.index,
@@ -842,29 +842,15 @@ fn solve_batch(
                         work.set(g as usize, Cell::OPEN.with_result(v.pack()));
                         #[cfg(debug_assertions)]
                         {
-                            // The shortcut against the general path.
+                            // The shortcut against this state's own value.
                             let mut pos = scratch.pos;
                             ix.set_counters(&mut pos, counters);
                             let next = &tables[other_table(t)];
-                            let mut none = Vec::new();
-                            let carried = counters % ix.carried_counters();
-                            init_state(
-                                &work,
-                                g,
-                                &pos,
-                                carried,
-                                false,
-                                next,
-                                solved,
-                                &mut scratch,
-                                &mut none,
-                                true,
-                            );
-                            assert!(none.is_empty());
-                            assert_eq!(
-                                Cell(work.cells[g as usize].load(Relaxed)).result(),
-                                v.pack()
-                            );
+                            let own = match pos.outcome_with(true) {
+                                Some(o) => Value { wdl: o.wdl, dtw: 0 },
+                                None => leaving_moves(&pos, next, solved, &mut scratch).value(),
+                            };
+                            assert_eq!(own, v);
                         }
                         continue;
                     }
@@ -893,7 +879,6 @@ fn solve_batch(
                         solved,
                         &mut scratch,
                         &mut out,
-                        false,
                     );
                 }
                 progress(done);
@@ -1478,15 +1463,17 @@ impl InitScratch {
 
     /// Find what the states of the located placement share: its moves, and
     /// the values of those that leave the batch; `next` is the other table of
-    /// the pair (where man moves lead).
-    fn prepare(&mut self, ix: &MaterialIndex, next: &PairTable, solved: &Solved) {
+    /// the pair (where man moves lead). `capture`: whether the side to move
+    /// must capture (the first pass has tested it).
+    fn prepare(&mut self, ix: &MaterialIndex, next: &PairTable, solved: &Solved, capture: bool) {
         self.moves.clear();
         self.king_moves.clear();
         self.known.clear();
         self.known_of_king.clear();
         self.internal = 0;
         let kings = self.pos.kings(self.pos.turn());
-        if self.pos.has_capture() {
+        debug_assert_eq!(capture, self.pos.has_capture());
+        if capture {
             // Captures are compulsory: every move leaves the batch.
             self.pos.generate_captures(&mut self.moves);
             self.king_moves.extend(kings.squares().map(|k| (k, 0)));
@@ -1771,8 +1758,7 @@ fn legal_with_block(m: &Move, blocked: Option<Square>) -> bool {
 /// three-move state, so its successor depends only on the `carried`
 /// counters: their values are looked up once for all states sharing them.
 /// King moves into capture placements (`scratch.known`) are read from the
-/// first pass's values. With `solve_now` (a capture placement: every move is
-/// read) the state's final value is stored instead of queued.
+/// first pass's values.
 #[allow(clippy::too_many_arguments)]
 fn init_state(
     w: &Work,
@@ -1784,10 +1770,8 @@ fn init_state(
     solved: &Solved,
     scratch: &mut InitScratch,
     out: &mut Vec<(u16, Entry)>,
-    solve_now: bool,
 ) {
     let gi = g as usize;
-    let solved_as = |v: Value| w.set(gi, Cell::OPEN.with_result(v.pack()));
     // The three-move rule only takes the blocked king's ordinary moves away.
     let blocked = pos.blocked_king();
     let internal = match blocked {
@@ -1799,11 +1783,12 @@ fn init_state(
     };
     let leaves = !scratch.moves.is_empty();
     if let Some(o) = pos.outcome_with(internal > 0 || leaves) {
-        let v = Value { wdl: o.wdl, dtw: 0 };
-        if o.wdl == Wdl::Loss && !solve_now {
-            out.push((0, g));
-        } else {
-            solved_as(v);
+        match o.wdl {
+            Wdl::Loss => out.push((0, g)),
+            _ => w.set(
+                gi,
+                Cell::OPEN.with_result(Value { wdl: o.wdl, dtw: 0 }.pack()),
+            ),
         }
         return;
     }
@@ -1870,34 +1855,19 @@ fn init_state(
     };
     if options == 0 {
         if best_win != NO_WIN {
-            if solve_now {
-                solved_as(Value {
-                    wdl: Wdl::Win,
-                    dtw: best_win,
-                });
-            } else {
-                w.set(gi, Cell::OPEN.with_best_win(best_win));
-                out.push((best_win, WIN_BIT | g));
-            }
+            w.set(gi, Cell::OPEN.with_best_win(best_win));
+            out.push((best_win, WIN_BIT | g));
         } else if draw {
-            solved_as(Value {
+            let draw = Value {
                 wdl: Wdl::Draw,
                 dtw: 0,
-            });
-        } else if solve_now {
-            solved_as(Value {
-                wdl: Wdl::Loss,
-                dtw: longest + 1,
-            });
+            };
+            w.set(gi, Cell::OPEN.with_result(draw.pack()));
         } else {
             out.push((longest + 1, g));
         }
         return;
     }
-    debug_assert!(
-        !solve_now,
-        "a capture placement has no king move to wait for"
-    );
     // A drawing escape counts as a reply that is never refuted.
     w.set(
         gi,
