@@ -205,7 +205,7 @@ impl crate::position::Position {
         self.outcome_with(self.has_legal_move())
     }
 
-    /// [`Position::outcome`] for a caller that already knows whether the side
+    /// [`Position::outcome`](Self::outcome) for a caller that already knows whether the side
     /// to move has a legal move (the generator, which generates the moves of
     /// a placement once for all its counter states).
     pub(crate) fn outcome_with(&self, has_legal_move: bool) -> Option<Outcome> {

@@ -1,0 +1,906 @@
+//! Step 1 of a batch: initialising every state by forward move generation,
+//! in two passes (capture placements first).
+
+use super::batch::Layout;
+use super::buckets::{add_segment, segments, Buckets, Segment};
+use super::pair::PairTable;
+use super::solved::Solved;
+use super::work::{Cell, Entry, Work, NO_WIN, WIN_BIT};
+use super::{white_to_move, Value};
+use crate::geometry::Square;
+use crate::index::{MaterialIndex, MenCache, PlacementCache};
+use crate::movegen::{for_each_free_diagonal_square, king_quiet_move_count};
+use crate::moves::{Move, MoveList};
+use crate::piece::Side;
+use crate::position::Position;
+use crate::retro::moved;
+use crate::rules::{KingCount, Wdl, THREE_MOVE_LIMIT};
+use rayon::prelude::*;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// The two passes of a batch's initialisation (see [`initialise`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Pass {
+    /// Placements where the side to move must capture: solved at once.
+    Captures,
+    /// The others, reading king moves into capture placements.
+    Others,
+}
+
+/// Which placements of a batch have a capture (one bit each), found by the
+/// first pass of the initialisation and read by the second.
+pub(super) struct CapturePlacements(Vec<AtomicU64>);
+
+impl CapturePlacements {
+    pub(super) fn new(placements: u64) -> CapturePlacements {
+        CapturePlacements(
+            (0..placements.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+        )
+    }
+
+    #[inline]
+    pub(super) fn set(&self, p: u64) {
+        self.0[(p / 64) as usize].fetch_or(1 << (p % 64), Relaxed);
+    }
+
+    #[inline]
+    pub(super) fn get(&self, p: u64) -> bool {
+        self.0[(p / 64) as usize].load(Relaxed) >> (p % 64) & 1 != 0
+    }
+}
+
+/// An ordinary king move of the placement being initialised that leads into
+/// a capture placement, whose states are solved already.
+#[derive(Copy, Clone, Debug)]
+pub(super) struct Known {
+    pub(super) king: Square,
+    pub(super) to: Square,
+    /// The batch position where the successor placement starts.
+    pub(super) start: u64,
+    /// The code, in the successor's index, of the mover's three-move state
+    /// after the move at count 1 (0 where the rule does not apply).
+    pub(super) code1: u64,
+}
+
+/// Per-thread scratch of the initialisation: the current placement, what
+/// all of its states share, and cached placement indexes of successors.
+pub(super) struct InitScratch {
+    /// The placement's position with every counter at 0.
+    pub(super) pos: Position,
+    /// Its legal moves that leave the batch (captures, promotions, man
+    /// moves); the ordinary king moves, which stay in it, are only counted.
+    pub(super) moves: MoveList,
+    /// How many ordinary king moves it has.
+    pub(super) internal: u32,
+    /// The ordinary moves of each king of the side to move, in square order.
+    pub(super) king_moves: Vec<(Square, u32)>,
+    /// In a capture placement, the value of the states of each carried
+    /// combination (first pass only).
+    pub(super) capture_values: Vec<Value>,
+    /// The ordinary king moves into capture placements (second pass only).
+    pub(super) known: Vec<Known>,
+    /// How many of each king's ordinary moves are in `known`.
+    pub(super) known_of_king: Vec<u32>,
+    /// The summary of the moves that leave the batch, for each combination
+    /// of the counters they carry over ([`MaterialIndex::carried_counters`]);
+    /// `None` where every state with those counters is over.
+    pub(super) leaving: Vec<Option<Leaving>>,
+    /// Where each leaving move's value is read, per carried combination.
+    pub(super) sources: Vec<(u32, Source)>,
+    pub(super) solved_cache: PlacementCache,
+    pub(super) next_cache: PlacementCache,
+    /// The men of the last slice entered, per table of the pair.
+    pub(super) men: [MenCache; 2],
+}
+
+impl InitScratch {
+    pub(super) fn new(ix: &MaterialIndex) -> InitScratch {
+        InitScratch {
+            pos: ix.placement_position(0),
+            moves: Vec::new(),
+            internal: 0,
+            king_moves: Vec::new(),
+            capture_values: Vec::new(),
+            known: Vec::new(),
+            known_of_king: Vec::new(),
+            leaving: Vec::new(),
+            sources: Vec::new(),
+            solved_cache: PlacementCache::new(),
+            next_cache: PlacementCache::new(),
+            men: [MenCache::default(); 2],
+        }
+    }
+
+    /// Go to placement `placement` of `ix` (table `table` of the pair): its
+    /// position with every counter at 0.
+    pub(super) fn locate(&mut self, ix: &MaterialIndex, table: usize, placement: u64) -> &Position {
+        self.pos = ix.placement_position_cached(placement, &mut self.men[table]);
+        &self.pos
+    }
+
+    /// Find what the states of the located placement share: its moves, and
+    /// the values of those that leave the batch; `next` is the other table of
+    /// the pair (where man moves lead). `capture`: whether the side to move
+    /// must capture (the first pass has tested it).
+    pub(super) fn prepare(
+        &mut self,
+        ix: &MaterialIndex,
+        next: &PairTable,
+        solved: &Solved,
+        capture: bool,
+    ) {
+        self.moves.clear();
+        self.king_moves.clear();
+        self.known.clear();
+        self.known_of_king.clear();
+        self.internal = 0;
+        let kings = self.pos.kings(self.pos.turn());
+        debug_assert_eq!(capture, self.pos.has_capture());
+        if capture {
+            // Captures are compulsory: every move leaves the batch.
+            self.pos.generate_captures(&mut self.moves);
+            self.king_moves.extend(kings.squares().map(|k| (k, 0)));
+        } else {
+            // Ordinary king moves are counted, not built (building them was
+            // most of the move generation of king-heavy placements).
+            self.pos.generate_man_moves(&mut self.moves);
+            let empty = !self.pos.occupied();
+            for k in kings.squares() {
+                let n = king_quiet_move_count(k, empty);
+                self.internal += n;
+                self.king_moves.push((k, n));
+            }
+        }
+        self.summarise_leaving(ix, next, solved);
+    }
+
+    /// The values of the (prepared) capture placement's states. A capture
+    /// resets the mover's three-move state, and a king the rule blocks may
+    /// still capture, so the states differ only in their carried counters:
+    /// one value per carried combination, instead of one per state (7 and 4
+    /// states share each in the KKMvKM pair).
+    pub(super) fn solve_capture_placement(
+        &mut self,
+        ix: &MaterialIndex,
+        next: &PairTable,
+        solved: &Solved,
+    ) {
+        debug_assert!(self.internal == 0 && !self.moves.is_empty());
+        self.capture_values.clear();
+        for c in 0..ix.carried_counters() {
+            let mut pos = self.pos;
+            ix.set_counters(&mut pos, c);
+            let v = match pos.outcome_with(true) {
+                Some(o) => Value { wdl: o.wdl, dtw: 0 },
+                None => {
+                    let l = match self.leaving[c as usize] {
+                        Some(l) => l,
+                        None => leaving_moves(&pos, next, solved, self),
+                    };
+                    l.value()
+                }
+            };
+            self.capture_values.push(v);
+        }
+    }
+
+    /// Find the ordinary king moves of the (prepared) placement that lead
+    /// into capture placements. `ix` indexes the successors (the other table
+    /// of the pair), whose slice starts at batch position `partner_start`.
+    pub(super) fn find_known(
+        &mut self,
+        ix: &MaterialIndex,
+        partner_start: u64,
+        captures: &CapturePlacements,
+        per: u64,
+        work: &Work,
+    ) {
+        let pos = &self.pos;
+        let (white, black) = (pos.kings(Side::White), pos.kings(Side::Black));
+        let men = pos.men(Side::White) | pos.men(Side::Black);
+        let empty = !pos.occupied();
+        for &(king, n) in &self.king_moves {
+            let mut known = 0;
+            if n > 0 {
+                for_each_free_diagonal_square(king, empty, |to| {
+                    let kings = white.without(king).with(to);
+                    let start = partner_start + ix.flipped_kings_offset(men, kings, black);
+                    if captures.get(start / per) {
+                        // The successor's states are read for each state of
+                        // this placement: ask for their cells now (they lie
+                        // anywhere in the partner slice, tens of megabytes).
+                        for g in (start..start + per).step_by(8) {
+                            work.prefetch(g as usize);
+                        }
+                        let count1 = Some(KingCount {
+                            square: to,
+                            count: 1,
+                        });
+                        let code1 = ix.three_move_code(Side::Black, false, kings, count1);
+                        self.known.push(Known {
+                            king,
+                            to,
+                            start,
+                            code1,
+                        });
+                        known += 1;
+                    }
+                });
+            }
+            self.known_of_king.push(known);
+        }
+    }
+
+    /// Fill `leaving` for every carried combination at once: first locate
+    /// every successor value and ask for it, then read them. They lie in
+    /// tables of hundreds of megabytes, so reading each as soon as it was
+    /// located waited on memory every time (about a third of the
+    /// initialisation's own time on the KKMvKK pair).
+    ///
+    /// A combination whose states are all over needs no summary: it is the
+    /// one whose state with the side to move's three-move state "none" (no
+    /// king blocked, so every move legal) is over.
+    fn summarise_leaving(&mut self, ix: &MaterialIndex, next: &PairTable, solved: &Solved) {
+        let carried = ix.carried_counters() as usize;
+        self.leaving.clear();
+        self.leaving.resize(carried, None);
+        self.sources.clear();
+        let has_moves = self.internal > 0 || !self.moves.is_empty();
+        for c in 0..carried {
+            let mut pos = self.pos;
+            ix.set_counters(&mut pos, c as u64);
+            if pos.outcome_with(has_moves).is_some() {
+                continue;
+            }
+            self.leaving[c] = Some(Leaving::NONE);
+            for m in self.moves.iter() {
+                let src = Source::of(
+                    &pos,
+                    m,
+                    next,
+                    solved,
+                    &mut self.solved_cache,
+                    &mut self.next_cache,
+                );
+                src.prefetch(next, solved);
+                self.sources.push((c as u32, src));
+            }
+        }
+        for &(c, src) in &self.sources {
+            if let Some(l) = &mut self.leaving[c as usize] {
+                l.add(src.read(next, solved));
+            }
+        }
+    }
+}
+
+/// Where the value of a move that leaves the batch is read.
+#[derive(Copy, Clone, Debug)]
+pub(super) enum Source {
+    /// The move took the opponent's last piece: the successor is lost at once.
+    LastPiece,
+    /// A capture or promotion: table number and index in [`Solved`].
+    Solved(u32, u64),
+    /// A man move: index in the other table of the pair.
+    Next(u64),
+}
+
+impl Source {
+    /// Where the value of `pos` after `m` (a move that leaves the batch) is.
+    #[inline]
+    fn of(
+        pos: &Position,
+        m: &Move,
+        next: &PairTable,
+        solved: &Solved,
+        solved_cache: &mut PlacementCache,
+        next_cache: &mut PlacementCache,
+    ) -> Source {
+        debug_assert!(!is_internal(m));
+        let child = pos.play(m);
+        if m.is_capture() || m.promotes() {
+            // A finished table holds the adjudicated value of every state
+            // where the game is over (no legal move, seven-move draw, ...), so
+            // no move generation is needed here (it took 4% of a pair's time);
+            // `verify` re-derives those values with [`Position::outcome`].
+            if child.pieces(child.turn()).is_empty() {
+                return Source::LastPiece;
+            }
+            let (t, i) = solved.locate(&child, solved_cache);
+            Source::Solved(t, i)
+        } else {
+            let (_, base) = next_cache.get(&child, || {
+                (0, next.index.placement_base(&white_to_move(&child)))
+            });
+            Source::Next(base + next.index.counters_offset(&child))
+        }
+    }
+
+    #[inline]
+    fn prefetch(self, next: &PairTable, solved: &Solved) {
+        match self {
+            Source::LastPiece => {}
+            Source::Solved(t, i) => solved.prefetch(t, i),
+            Source::Next(i) => next.prefetch(i),
+        }
+    }
+
+    /// The successor's value, for its side to move.
+    #[inline]
+    fn read(self, next: &PairTable, solved: &Solved) -> Value {
+        match self {
+            Source::LastPiece => Value {
+                wdl: Wdl::Loss,
+                dtw: 0,
+            },
+            Source::Solved(t, i) => solved.at(t, i),
+            Source::Next(i) => Value::unpack(next.get(i)).unwrap_or_else(|| {
+                panic!(
+                    "{}: state {i} read before its slice {} was solved",
+                    next.material,
+                    i / next.slice_len
+                )
+            }),
+        }
+    }
+}
+
+/// The values of the moves of a state that lead out of the batch (man moves,
+/// captures, promotions), seen from the side that plays them.
+#[derive(Copy, Clone, Debug)]
+pub(super) struct Leaving {
+    /// Plies to the shortest win ([`NO_WIN`] if none).
+    best_win: u16,
+    /// The longest of the opponent's wins.
+    longest: u16,
+    /// Some move draws.
+    draw: bool,
+}
+
+impl Leaving {
+    /// No move leaves the batch.
+    const NONE: Leaving = Leaving {
+        best_win: NO_WIN,
+        longest: 0,
+        draw: false,
+    };
+
+    /// The value of a state whose every move is one of these.
+    #[inline]
+    fn value(self) -> Value {
+        if self.best_win != NO_WIN {
+            Value {
+                wdl: Wdl::Win,
+                dtw: self.best_win,
+            }
+        } else if self.draw {
+            Value {
+                wdl: Wdl::Draw,
+                dtw: 0,
+            }
+        } else {
+            Value {
+                wdl: Wdl::Loss,
+                dtw: self.longest + 1,
+            }
+        }
+    }
+
+    /// Count one move whose successor has value `v` (for the opponent).
+    #[inline]
+    fn add(&mut self, v: Value) {
+        match v.wdl {
+            Wdl::Loss => self.best_win = self.best_win.min(v.dtw + 1),
+            Wdl::Win => self.longest = self.longest.max(v.dtw),
+            Wdl::Draw => self.draw = true,
+        }
+    }
+}
+
+/// An ordinary king move: the only kind that stays inside the batch (it
+/// keeps the men where they are).
+#[inline]
+pub(super) fn is_internal(m: &Move) -> bool {
+    m.is_king_move() && !m.is_capture()
+}
+
+/// Whether `m`, legal in a position with no counters set, is still legal when
+/// the three-move rule blocks king `blocked`. Counters change the legal moves
+/// only that way: the blocked king loses its ordinary moves (2h-I); captures,
+/// being compulsory, are unaffected (and the seven-move rule ends the game
+/// rather than restricting moves, see [`Position::outcome`]).
+#[inline]
+/// Step 1 of a batch: initialise every state of `layout` in `work` (and the
+/// relay nodes in `relays`), reading moves that leave the batch from
+/// `solved` and the pair's work files. Returns each run's buckets: the
+/// states finalised with a distance that propagation starts from.
+pub(super) fn initialise(
+    layout: &Layout,
+    work: &Work,
+    relays: &Work,
+    solved: &Solved,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Vec<Buckets> {
+    let Layout {
+        tables,
+        partner,
+        len,
+        total,
+        per,
+        per_part,
+        ref fresh,
+        ref runs,
+        ..
+    } = *layout;
+    let global = |g: u64| layout.global(g);
+    let other_table = |t: usize| layout.other_table(t);
+    // The capture placements first, then the others (see [`Pass`]).
+    const CHUNK: u64 = 1 << 12;
+    let captures = CapturePlacements::new(total / per);
+    // Handing whole segments to the buckets keeps this serial step short (it
+    // used to push every entry: 4.3% of the KKMvKM pair's samples, about 49 s
+    // with the other core idle).
+    let mut run_buckets: Vec<Buckets> = vec![Vec::new(); runs.len()];
+    for pass in [Pass::Captures, Pass::Others] {
+        let items: Vec<Vec<Segment>> = (0..total.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                let mut out = Vec::new();
+                let mut scratch = InitScratch::new(&tables[0].index);
+                // The states of one placement (they differ only in counters) are
+                // consecutive, in one part of the batch: find the table and index
+                // of the first, then step through its counter combinations.
+                let (mut t, mut counters, mut placement_end, mut skip) = (0, 0, 0, true);
+                let mut done = 0;
+                for g in c * CHUNK..((c + 1) * CHUNK).min(total) {
+                    if g < placement_end {
+                        counters += 1;
+                    } else {
+                        let idx;
+                        (t, idx) = global(g);
+                        counters = idx % per;
+                        placement_end = g + per - counters;
+                        let (ix, next) = (&tables[t].index, &tables[other_table(t)]);
+                        skip = match pass {
+                            Pass::Captures => {
+                                let capture = scratch.locate(ix, t, idx / per).has_capture();
+                                if capture {
+                                    captures.set(g / per);
+                                    scratch.prepare(ix, next, solved, true);
+                                    scratch.solve_capture_placement(ix, next, solved);
+                                }
+                                !capture
+                            }
+                            Pass::Others => {
+                                let capture = captures.get(g / per);
+                                if !capture {
+                                    scratch.locate(ix, t, idx / per);
+                                    scratch.prepare(ix, next, solved, false);
+                                    let partner_start = partner[(g / len) as usize] * len;
+                                    scratch.find_known(
+                                        &next.index,
+                                        partner_start,
+                                        &captures,
+                                        per,
+                                        work,
+                                    );
+                                    debug_assert!(scratch.known.iter().all(|k| {
+                                        let mut child =
+                                            moved(&scratch.pos, Side::White, k.to, k.king, true);
+                                        child.turn = Side::Black;
+                                        global(k.start)
+                                            == (
+                                                other_table(t),
+                                                next.index.placement_base(&child.flip()),
+                                            )
+                                    }));
+                                }
+                                capture
+                            }
+                        };
+                    }
+                    if skip {
+                        continue;
+                    }
+                    done += 1;
+                    let ix = &tables[t].index;
+                    if pass == Pass::Captures {
+                        let v = scratch.capture_values[(counters % ix.carried_counters()) as usize];
+                        work.set(g as usize, Cell::OPEN.with_result(v.pack()));
+                        #[cfg(debug_assertions)]
+                        {
+                            // The shortcut against this state's own value.
+                            let mut pos = scratch.pos;
+                            ix.set_counters(&mut pos, counters);
+                            let next = &tables[other_table(t)];
+                            let own = match pos.outcome_with(true) {
+                                Some(o) => Value { wdl: o.wdl, dtw: 0 },
+                                None => leaving_moves(&pos, next, solved, &mut scratch).value(),
+                            };
+                            assert_eq!(own, v);
+                        }
+                        continue;
+                    }
+                    let mut pos = scratch.pos;
+                    ix.set_counters(&mut pos, counters);
+                    if let Some(f) = fresh[t] {
+                        // The state with three-move state none sets up the relay
+                        // nodes of its placement and carried counters: a node
+                        // waits for its king's moves that are not known yet.
+                        if counters < f.carried {
+                            let start = g - counters;
+                            for (king, &(_, n)) in scratch.king_moves.iter().enumerate() {
+                                let node = f.node(start, counters, king as u64, len, per_part);
+                                let open = n - scratch.known_of_king[king];
+                                relays.set(node as usize, Cell::OPEN.with_remaining(open as u8));
+                            }
+                        }
+                    }
+                    init_state(
+                        work,
+                        g,
+                        &pos,
+                        counters % ix.carried_counters(),
+                        fresh[t].is_some(),
+                        &tables[other_table(t)],
+                        solved,
+                        &mut scratch,
+                        &mut out,
+                    );
+                }
+                progress(done);
+                segments(out, |e| layout.run_of(e))
+            })
+            .collect();
+        for v in items {
+            for s in v {
+                add_segment(&mut run_buckets[s.run], s);
+            }
+        }
+    }
+    run_buckets
+}
+
+#[cfg(test)]
+pub(super) fn legal_with_block(m: &Move, blocked: Option<Square>) -> bool {
+    !(is_internal(m) && Some(m.from()) == blocked)
+}
+
+/// Initialise state `g` (position `pos`, whose counters carried over by a
+/// move that leaves the batch are combination `carried`).
+///
+/// The moves come from `scratch`, generated once for the placement: counters
+/// change the legal moves only by the three-move rule blocking one king's
+/// ordinary moves (2h-I; captures, being compulsory, are unaffected, and the
+/// seven-move rule ends the game rather than restricting moves, see
+/// [`Position::outcome`]). A move that leaves the batch resets the mover's
+/// three-move state, so its successor depends only on the `carried`
+/// counters: their values are looked up once for all states sharing them.
+/// King moves into capture placements (`scratch.known`) are read from the
+/// first pass's values.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn init_state(
+    w: &Work,
+    g: u64,
+    pos: &Position,
+    carried: u64,
+    has_relays: bool,
+    next: &PairTable,
+    solved: &Solved,
+    scratch: &mut InitScratch,
+    out: &mut Vec<(u16, Entry)>,
+) {
+    let gi = g as usize;
+    // The three-move rule only takes the blocked king's ordinary moves away.
+    let blocked = pos.blocked_king();
+    let internal = match blocked {
+        None => scratch.internal,
+        Some(b) => {
+            let of_blocked = scratch.king_moves.iter().find(|&&(k, _)| k == b);
+            scratch.internal - of_blocked.map_or(0, |&(_, n)| n)
+        }
+    };
+    let leaves = !scratch.moves.is_empty();
+    if let Some(o) = pos.outcome_with(internal > 0 || leaves) {
+        match o.wdl {
+            Wdl::Loss => out.push((0, g)),
+            _ => w.set(
+                gi,
+                Cell::OPEN.with_result(Value { wdl: o.wdl, dtw: 0 }.pack()),
+            ),
+        }
+        return;
+    }
+    let mut leaving = match scratch.leaving[carried as usize] {
+        Some(l) => l,
+        None => {
+            let l = leaving_moves(pos, next, solved, scratch);
+            scratch.leaving[carried as usize] = Some(l);
+            l
+        }
+    };
+    // King moves into capture placements: the successor's value is known.
+    let tracked = pos.three_move(Side::White);
+    let mut known = 0;
+    if !scratch.known.is_empty() {
+        let ix = &next.index;
+        // The successor has Black to move, whose three-move state is unchanged.
+        let t_stm = ix.three_move_code(
+            Side::Black,
+            true,
+            pos.kings(Side::Black),
+            pos.three_move(Side::Black),
+        );
+        let plain = ix.draw_counters() == 1;
+        for k in &scratch.known {
+            if Some(k.king) == blocked {
+                continue;
+            }
+            let child = k.start + known_counters(ix, pos, k, t_stm, plain);
+            let v = Value::unpack(Cell(w.cells[child as usize].load(Relaxed)).result())
+                .expect("capture placements are solved in the first pass");
+            leaving.add(v);
+            known += 1;
+        }
+    }
+    let Leaving {
+        best_win,
+        longest,
+        draw,
+    } = leaving;
+    // The options still open: king moves into placements that are not
+    // solved yet. With relay nodes, each free king other than the tracked
+    // one is one option (its [`Fresh`] node, if any of its moves is open);
+    // the tracked king's further moves, if it may make more, stay one
+    // option each.
+    let options = if has_relays {
+        scratch
+            .king_moves
+            .iter()
+            .zip(&scratch.known_of_king)
+            .map(|(&(k, n), &kn)| match tracked {
+                Some(kc) if kc.square == k => {
+                    if kc.count < THREE_MOVE_LIMIT {
+                        n - kn
+                    } else {
+                        0
+                    }
+                }
+                _ => u32::from(n > kn),
+            })
+            .sum()
+    } else {
+        internal - known
+    };
+    if options == 0 {
+        if best_win != NO_WIN {
+            w.set(gi, Cell::OPEN.with_best_win(best_win));
+            out.push((best_win, WIN_BIT | g));
+        } else if draw {
+            let draw = Value {
+                wdl: Wdl::Draw,
+                dtw: 0,
+            };
+            w.set(gi, Cell::OPEN.with_result(draw.pack()));
+        } else {
+            out.push((longest + 1, g));
+        }
+        return;
+    }
+    // A drawing escape counts as a reply that is never refuted.
+    w.set(
+        gi,
+        Cell::OPEN
+            .with_remaining((options + u32::from(draw)) as u8)
+            .with_longest_reply(longest)
+            .with_best_win(best_win),
+    );
+    if best_win != NO_WIN {
+        out.push((best_win, WIN_BIT | g));
+    }
+}
+
+/// The counter offset, in `ix` (the successor's index), of the state that
+/// the known king move `k` leads to from `pos` (White to move), given the
+/// code `t_stm` of Black's three-move state there; `plain` if `ix` has no
+/// draw counter. The successor's three-move state for White is the moved
+/// king's, counting on if it was the tracked one.
+#[inline]
+pub(super) fn known_counters(
+    ix: &MaterialIndex,
+    pos: &Position,
+    k: &Known,
+    t_stm: u64,
+    plain: bool,
+) -> u64 {
+    let off = if plain {
+        let count = match pos.three_move(Side::White) {
+            Some(kc) if kc.square == k.king => kc.count as u64 + 1,
+            _ => 1,
+        };
+        let t_opp = if k.code1 == 0 { 0 } else { k.code1 + count - 1 };
+        ix.counters_offset_of(t_stm, t_opp, 0)
+    } else {
+        // A draw counter (two or three kings only): let `play` count it.
+        ix.counters_offset(&pos.play(&Move::quiet(k.king, k.to, true, false)))
+    };
+    debug_assert_eq!(
+        off,
+        ix.counters_offset(&pos.play(&Move::quiet(k.king, k.to, true, false)))
+    );
+    off
+}
+
+/// The summary of the moves of `pos` that leave the batch, read from
+/// finished values: captures and promotions from earlier tables, man moves
+/// from slices with the men further advanced (solved before this batch).
+/// [`InitScratch::summarise_leaving`] does this for all carried combinations
+/// of a placement at once; this is for a state it left out.
+pub(super) fn leaving_moves(
+    pos: &Position,
+    next: &PairTable,
+    solved: &Solved,
+    scratch: &mut InitScratch,
+) -> Leaving {
+    let mut l = Leaving::NONE;
+    for m in scratch.moves.iter() {
+        let src = Source::of(
+            pos,
+            m,
+            next,
+            solved,
+            &mut scratch.solved_cache,
+            &mut scratch.next_cache,
+        );
+        l.add(src.read(next, solved));
+    }
+    l
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::material::Material;
+    use crate::rules::RuleSet;
+
+    /// The successor of a king move as the second initialisation pass finds
+    /// it (kings ranked within the partner slice, counters from codes) is
+    /// the state `Position::play` leads to, for every ordinary king move of
+    /// sampled states without a capture, in materials with each kind of counter.
+    #[test]
+    fn known_successor_indexes_match_the_positions() {
+        let mut checked = 0;
+        for rules in [RuleSet::Official, RuleSet::Lidraughts] {
+            for name in [
+                "KMvKM", "KKMvK", "KMvKK", "KKvK", "KvKK", "KvK", "KKMvKM", "KMvKKM", "KKKMvK",
+            ] {
+                let m: Material = name.parse().unwrap();
+                let ix = MaterialIndex::new(m, rules);
+                let next = MaterialIndex::new(m.flip(), rules);
+                let plain = next.draw_counters() == 1;
+                for idx in (0..ix.size()).step_by((ix.size() / 20_000).max(1) as usize) {
+                    let pos = ix.position(idx);
+                    if pos.has_capture() || pos.outcome().is_some() {
+                        continue;
+                    }
+                    let (white, black) = (pos.kings(Side::White), pos.kings(Side::Black));
+                    let men = pos.men(Side::White) | pos.men(Side::Black);
+                    let t_stm =
+                        next.three_move_code(Side::Black, true, black, pos.three_move(Side::Black));
+                    for king in white.squares() {
+                        if Some(king) == pos.blocked_king() {
+                            continue;
+                        }
+                        for_each_free_diagonal_square(king, !pos.occupied(), |to| {
+                            let kings = white.without(king).with(to);
+                            let count1 = Some(KingCount {
+                                square: to,
+                                count: 1,
+                            });
+                            let k = Known {
+                                king,
+                                to,
+                                start: 0,
+                                code1: next.three_move_code(Side::Black, false, kings, count1),
+                            };
+                            let child = pos.play(&Move::quiet(king, to, true, false));
+                            let base = next.placement_base(&child.flip());
+                            assert_eq!(
+                                base % next.slice_len(),
+                                next.flipped_kings_offset(men, kings, black),
+                                "{name} {rules:?} state {idx}: {king}-{to}"
+                            );
+                            assert_eq!(
+                                base + known_counters(&next, &pos, &k, t_stm, plain),
+                                next.index(&child),
+                                "{name} {rules:?} state {idx}: {king}-{to}"
+                            );
+                            checked += 1;
+                        });
+                    }
+                }
+            }
+        }
+        assert!(checked > 100_000, "only {checked} moves checked");
+    }
+
+    /// The moves of a placement with no counters, filtered for the blocked
+    /// king, are exactly the legal moves of each of its counter states.
+    #[test]
+    fn counters_only_remove_the_blocked_kings_ordinary_moves() {
+        // (material, rules, whether it has three-move states)
+        for (name, rules, three_move) in [
+            ("KMvKM", RuleSet::Official, true),
+            ("KKMvK", RuleSet::Official, true),
+            ("KKvK", RuleSet::Official, false),
+            ("KMvKM", RuleSet::Lidraughts, true),
+        ] {
+            let ix = MaterialIndex::new(name.parse().unwrap(), rules);
+            let per = ix.counters_per_placement();
+            let mut checked_blocked = 0;
+            for placement in (0..ix.placements()).step_by(97) {
+                let base = ix.placement_position(placement);
+                let base_moves = base.legal_moves();
+                for c in 0..per {
+                    let mut pos = base;
+                    ix.set_counters(&mut pos, c);
+                    assert_eq!(pos, ix.position(placement * per + c));
+                    let blocked = pos.blocked_king();
+                    checked_blocked += usize::from(blocked.is_some());
+                    let filtered: Vec<Move> = base_moves
+                        .iter()
+                        .filter(|m| legal_with_block(m, blocked))
+                        .cloned()
+                        .collect();
+                    assert_eq!(filtered, pos.legal_moves(), "{}", crate::fen::write(&pos));
+                }
+            }
+            assert_eq!(checked_blocked > 0, three_move, "{name}");
+        }
+    }
+
+    /// A move that leaves the batch (man move, capture, promotion) leads to
+    /// the same successor from every state whose counters agree in the part
+    /// it carries over, which lets the initialisation look up its value once
+    /// for all of them.
+    #[test]
+    fn moves_leaving_the_batch_depend_only_on_the_carried_counters() {
+        for (name, rules) in [
+            ("KMvKM", RuleSet::Official),
+            ("KKMvK", RuleSet::Official),
+            ("KMvKK", RuleSet::Official),
+            ("KKvK", RuleSet::Official),
+            ("KvKK", RuleSet::Official),
+            ("KvK", RuleSet::Official),
+            ("KMvKM", RuleSet::Lidraughts),
+            ("KKvK", RuleSet::Lidraughts),
+            ("KMvM", RuleSet::Lidraughts),
+        ] {
+            let ix = MaterialIndex::new(name.parse().unwrap(), rules);
+            let (per, carried) = (ix.counters_per_placement(), ix.carried_counters());
+            assert_eq!(per % carried, 0, "{name}");
+            let mut compared = 0;
+            for placement in (0..ix.placements()).step_by(89) {
+                let base = ix.placement_position(placement);
+                let moves: Vec<Move> = base
+                    .legal_moves()
+                    .into_iter()
+                    .filter(|m| !is_internal(m))
+                    .collect();
+                for c in carried..per {
+                    let (mut pos, mut first) = (base, base);
+                    ix.set_counters(&mut pos, c);
+                    ix.set_counters(&mut first, c % carried);
+                    for m in &moves {
+                        assert_eq!(pos.play(m), first.play(m), "{}", crate::fen::write(&pos));
+                        compared += 1;
+                    }
+                }
+            }
+            assert!(compared > 0 || per == carried, "{name}");
+        }
+    }
+}

@@ -1,0 +1,362 @@
+//! Retrograde generation of win/draw/loss and distance-to-win tables.
+//!
+//! Materials are solved in build order ([`Material::all`]), a material
+//! together with its colour flip (an ordinary move of the side to move leads
+//! from `A` to `A.flip()`).
+//!
+//! **Slices.** A pair is solved one *slice* at a time: all states with one
+//! placement of the men (kings and counters vary), together with its partner
+//! slice (the same men, the other side to move). Ordinary king moves stay
+//! between a slice and its partner; man moves lead to slices whose men are
+//! further advanced, captures and promotions to tables built earlier. Slices
+//! are solved most advanced first (`advancement` falls by one with every man
+//! move), so everything outside the slice pair being solved is final. Finished
+//! values go to a memory-mapped work file (2 bytes per state); working memory is
+//! one batch of slices. The work files and a marker of finished batches let an
+//! interrupted run resume.
+//!
+//! Within a batch:
+//! 1. **Initialise** every state by forward move generation, in two passes.
+//!    Finished games get their adjudicated value; moves that leave the batch
+//!    are read from finished values. The first pass solves the placements
+//!    where the side to move must capture: all their moves leave the batch.
+//!    The second initialises the others: an ordinary king move into a capture
+//!    placement is read like a move that leaves the batch, the rest are only
+//!    counted. Capture states (most of the states of king-heavy materials)
+//!    thus never enter propagation.
+//! 2. **Propagate** in order of distance, with one bucket per ply count, run by
+//!    run (a run is whole slice pairs, about two million states where slices
+//!    are that small, so that its cells stay in the processor's cache): when a
+//!    state is finally lost in `d` plies, every predecessor by a king move
+//!    (found by retro-moves, [`crate::retro`]) can win in `d + 1`; when a state
+//!    is finally won, each predecessor has one fewer move left that does not
+//!    lose, and when none is left it is lost, in one more ply than its longest
+//!    reply. Buckets are processed in increasing order, so the first win found
+//!    for a state is its shortest and the last reply to be refuted its longest.
+//! 3. Whatever is still open is a **draw**: neither side can force a result.
+//!
+//! Where the side to move has men and two or more kings, a *relay node* per
+//! placement, king and carried counters stands for "a fresh move of this
+//! king" (see `Fresh`): every state whose three-move state leaves that king
+//! free shares it, so a finalised successor updates the node once instead of
+//! each of those states.
+//!
+//! States are solved in parallel with rayon; per-state working values are atomics.
+//!
+//! The stages live in submodules: `pair` solves a pair batch by batch into
+//! work files and resumes them; `batch` orders slices into batches and runs;
+//! `init` is step 1 and `propagate` step 2, handing states over through
+//! `buckets`; `relay` holds the relay nodes, `work` the per-state cells,
+//! `memory` the huge-page mappings they live in; `solved` reads finished
+//! tables back, and `write` writes a solved table's files and statistics.
+
+mod batch;
+mod buckets;
+mod init;
+mod memory;
+mod pair;
+mod propagate;
+mod relay;
+mod solved;
+mod work;
+mod write;
+
+pub use pair::solve_pair;
+pub use solved::{is_complete, load_values, Solved};
+pub(crate) use write::Counts;
+pub use write::{stats, write_tables, TableStats};
+
+use crate::index::MaterialIndex;
+use crate::material::Material;
+use crate::piece::Side;
+use crate::position::Position;
+use crate::rules::{RuleSet, Wdl};
+use crate::table::TableError;
+use batch::BATCH_STATES;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A solved value: result for the side to move and distance to win in plies
+/// (0 for draws and finished games).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Value {
+    /// Result for the side to move.
+    pub wdl: Wdl,
+    /// Plies to the end of the game with best play; 0 for draws.
+    pub dtw: u16,
+}
+
+impl Value {
+    /// Packed in 16 bits (WDL + 1 in the top two, DTW below), as
+    /// [`load_values`] returns them; 0 is "not yet known".
+    #[inline]
+    pub const fn pack(self) -> u16 {
+        ((self.wdl as u16 + 1) << 14) | self.dtw
+    }
+    /// The value packed by [`Value::pack`]; `None` for 0 ("not yet known").
+    #[inline]
+    pub fn unpack(v: u16) -> Option<Value> {
+        let wdl = match v >> 14 {
+            1 => Wdl::Loss,
+            2 => Wdl::Draw,
+            3 => Wdl::Win,
+            _ => return None,
+        };
+        Some(Value {
+            wdl,
+            dtw: v & 0x3FFF,
+        })
+    }
+}
+
+/// Why generation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    /// A table could not be read or written.
+    #[error(transparent)]
+    Table(#[from] TableError),
+    /// A table needed for captures or promotions is not there.
+    #[error("table {0} is needed first (generate it, or run generate without --material)")]
+    Missing(String),
+    /// Solving a pair would need more memory than allowed.
+    #[error("solving {material} needs about {needed_gib:.2} GiB of memory, more than the {limit_gib:.2} GiB allowed (--max-memory); lower the need by freeing memory, or raise --max-memory if the estimate is too cautious")]
+    TooBig {
+        /// The first material of the pair.
+        material: Material,
+        /// Estimated need.
+        needed_gib: f64,
+        /// The limit.
+        limit_gib: f64,
+    },
+    /// The working memory of a batch could not be mapped.
+    #[error(
+        "cannot map {bytes} bytes of working memory: {source} (lower --max-memory or free memory)"
+    )]
+    Memory {
+        /// The size asked for.
+        bytes: usize,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The output directory could not be created.
+    #[error("cannot create {path}: {source}")]
+    Dir {
+        /// The directory.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// The position, or its colour flip if Black is to move (how states are indexed).
+#[inline]
+fn white_to_move(pos: &Position) -> Position {
+    if pos.turn() == Side::White {
+        *pos
+    } else {
+        pos.flip()
+    }
+}
+
+/// Materials one move from `m` into another material (capture or promotion),
+/// with the opponent to move; those where the opponent has no pieces are left out.
+pub fn successor_materials(m: Material) -> Vec<Material> {
+    let mut out = Vec::new();
+    for men in 0..=m.opp_men {
+        for kings in 0..=m.opp_kings {
+            for promo in 0..=u8::from(m.stm_men > 0) {
+                let captured = men < m.opp_men || kings < m.opp_kings;
+                if !captured && promo == 0 {
+                    continue;
+                }
+                let child = Material::new(men, kings, m.stm_men - promo, m.stm_kings + promo);
+                if child.is_playable() && !out.contains(&child) {
+                    out.push(child);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What to generate.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Rule set.
+    pub rules: RuleSet,
+    /// Output directory.
+    pub dir: PathBuf,
+    /// Materials (with their flips) to solve, in build order; complete ones are skipped.
+    pub materials: Vec<Material>,
+    /// Memory the generator may use, in bytes (default: what the system reports available).
+    pub memory_limit: Option<u64>,
+    /// How often an interrupted run's work is made durable, so that a new run
+    /// resumes from it (default [`CHECKPOINT_EVERY`]); a pair's work is always
+    /// recorded when the pair is solved.
+    pub checkpoint_every: Duration,
+}
+
+/// Default of [`Plan::checkpoint_every`]: an interruption loses at most about a minute.
+pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(60);
+
+/// Bytes of working memory per state of a batch: the per-state atomic word
+/// (8 bytes), about one and a half bucket entries (8 bytes each), the relay
+/// nodes (at most 3/10 of a word per state) and the bitset that orders the
+/// buckets (2 bits).
+pub const BYTES_PER_BATCH_STATE: u64 = 23;
+
+/// Estimated peak memory for solving the pair of `m`: one batch of slices, the
+/// decoded sub-tables, the compressed blocks of the output, and the work files
+/// (memory-mapped, 2 bytes per state; the kernel may page them out, but they are
+/// counted so that a run never depends on that).
+pub fn memory_estimate(m: Material, rules: RuleSet) -> u64 {
+    let pair = if m == m.flip() {
+        vec![m]
+    } else {
+        vec![m, m.flip()]
+    };
+    let indexes: Vec<MaterialIndex> = pair.iter().map(|&x| MaterialIndex::new(x, rules)).collect();
+    let states: u64 = indexes.iter().map(|ix| ix.size()).sum();
+    let largest_slice_pair: u64 = indexes.iter().map(|ix| ix.slice_len()).sum();
+    let batch = BATCH_STATES.max(largest_slice_pair).min(states);
+    let mut subs: Vec<Material> = pair.iter().flat_map(|&x| successor_materials(x)).collect();
+    subs.sort();
+    subs.dedup();
+    let sub_states: u64 = subs
+        .iter()
+        .map(|&x| MaterialIndex::new(x, rules).size())
+        .sum();
+    batch * BYTES_PER_BATCH_STATE + sub_states * 2 + states * 2 + states / 8
+}
+
+/// Memory the system reports available, in bytes (Linux), if known.
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+impl Plan {
+    /// Every material up to `max_pieces`.
+    pub fn all(rules: RuleSet, dir: &Path, max_pieces: u32) -> Plan {
+        Plan {
+            rules,
+            dir: dir.to_path_buf(),
+            materials: Material::all(max_pieces),
+            memory_limit: None,
+            checkpoint_every: CHECKPOINT_EVERY,
+        }
+    }
+
+    /// One material, its flip, and everything they depend on.
+    pub fn material(rules: RuleSet, dir: &Path, m: Material) -> Plan {
+        let mut need = vec![m, m.flip()];
+        let mut i = 0;
+        while i < need.len() {
+            for s in successor_materials(need[i]) {
+                for x in [s, s.flip()] {
+                    if !need.contains(&x) {
+                        need.push(x);
+                    }
+                }
+            }
+            i += 1;
+        }
+        let materials = Material::all(m.pieces())
+            .into_iter()
+            .filter(|x| need.contains(x))
+            .collect();
+        Plan {
+            rules,
+            dir: dir.to_path_buf(),
+            materials,
+            memory_limit: None,
+            checkpoint_every: CHECKPOINT_EVERY,
+        }
+    }
+
+    /// The pairs still to solve (the first material of each), skipping complete ones.
+    pub fn pending(&self) -> Vec<Material> {
+        let mut out: Vec<Material> = Vec::new();
+        for &m in &self.materials {
+            if out.contains(&m.flip()) || out.contains(&m) {
+                continue;
+            }
+            if is_complete(&self.dir, m, self.rules) && is_complete(&self.dir, m.flip(), self.rules)
+            {
+                continue;
+            }
+            out.push(m);
+        }
+        out
+    }
+}
+
+/// Events reported while generating.
+pub trait Progress: Sync {
+    /// A pair starts: its first material and the states of the pair.
+    fn start(&self, _material: Material, _states: u64) {}
+    /// States initialised so far in the current pair.
+    fn advance(&self, _states: u64) {}
+    /// States of the current pair already solved by an interrupted run.
+    fn resumed(&self, _states: u64) {}
+    /// A table was written.
+    fn done(&self, _stats: &TableStats) {}
+    /// A pair was not attempted (it would need more memory than allowed).
+    fn refused(&self, _why: &GenerateError) {}
+}
+
+/// No progress output.
+pub struct Quiet;
+
+impl Progress for Quiet {}
+
+/// Generate every pending table of the plan, in build order. A pair that would need
+/// more memory than allowed is reported through [`Progress::refused`] and skipped
+/// (so are the pairs that depend on it, which then fail to find it).
+pub fn run(plan: &Plan, progress: &dyn Progress) -> Result<Vec<TableStats>, GenerateError> {
+    std::fs::create_dir_all(&plan.dir).map_err(|source| GenerateError::Dir {
+        path: plan.dir.clone(),
+        source,
+    })?;
+    let mut written = Vec::new();
+    let limit = plan.memory_limit.or_else(available_memory);
+    for m in plan.pending() {
+        if let Some(limit) = limit {
+            let needed = memory_estimate(m, plan.rules);
+            if needed > limit {
+                const GIB: f64 = (1u64 << 30) as f64;
+                // Refuse this pair before allocating anything, and go on with the others.
+                progress.refused(&GenerateError::TooBig {
+                    material: m,
+                    needed_gib: needed as f64 / GIB,
+                    limit_gib: limit as f64 / GIB,
+                });
+                continue;
+            }
+        }
+        let mut needed = successor_materials(m);
+        needed.extend(successor_materials(m.flip()));
+        let solved = match Solved::load(&plan.dir, plan.rules, &needed) {
+            Ok(solved) => solved,
+            // A table this pair needs was itself refused: skip this pair too.
+            Err(err @ GenerateError::Missing(_)) => {
+                progress.refused(&err);
+                continue;
+            }
+            Err(err) => return Err(err),
+        };
+        let states = MaterialIndex::new(m, plan.rules).size() * if m == m.flip() { 1 } else { 2 };
+        progress.start(m, states);
+        written.extend(solve_pair(
+            m,
+            plan.rules,
+            &plan.dir,
+            &solved,
+            plan.checkpoint_every,
+            progress,
+        )?);
+    }
+    Ok(written)
+}

@@ -1,0 +1,283 @@
+//! Solving one pair of tables (a material and its colour flip) batch by
+//! batch into work files, resumably, and writing its tables.
+
+use super::batch::{batches, Batch, Layout, BATCH_STATES};
+use super::buckets::StateOrder;
+use super::init::initialise;
+use super::memory::{prefetch, trim_pool, Spare};
+use super::propagate::propagate;
+use super::solved::Solved;
+use super::work::{Cell, Work};
+use super::write::{write_tables_from, TableStats, Tally};
+use super::{GenerateError, Progress, Value};
+use crate::index::MaterialIndex;
+use crate::material::Material;
+use crate::rules::{RuleSet, Wdl};
+use crate::table::{self, Metric, TableError};
+use memmap2::{MmapMut, UncheckedAdvice};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant};
+
+/// Stand-in for values a failed read could not deliver (a draw): the tables
+/// written from them are removed and the error reported.
+pub(super) const NOT_READ: u16 = 2 << 14;
+
+/// One table of the pair being solved: its index and its finished values,
+/// kept in a memory-mapped work file (2 bytes per state, 0 = not solved yet).
+pub(super) struct PairTable {
+    pub(super) material: Material,
+    pub(super) index: MaterialIndex,
+    pub(super) slice_len: u64,
+    pub(super) store: MmapMut,
+}
+
+impl PairTable {
+    #[inline]
+    pub(super) fn get(&self, idx: u64) -> u16 {
+        let o = 2 * idx as usize;
+        u16::from_le_bytes([self.store[o], self.store[o + 1]])
+    }
+
+    /// Ask the processor to fetch the value [`PairTable::get`] will read (a
+    /// hint only: a page not mapped yet is not faulted in).
+    #[inline]
+    pub(super) fn prefetch(&self, idx: u64) {
+        if let Some(b) = self.store.get(2 * idx as usize) {
+            prefetch(b);
+        }
+    }
+}
+
+/// Solve one batch of slices into the work files; every slice its man moves
+/// lead to is solved already.
+pub(super) fn solve_batch(
+    tables_mut: &mut [PairTable],
+    batch: &Batch,
+    solved: &Solved,
+    spare: &mut Spare,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<Tally>, GenerateError> {
+    let tables: &[PairTable] = tables_mut;
+    let layout = Layout::new(tables, batch);
+    let work = Work::new(layout.total as usize, spare.cells.take())?;
+    let relays = Work::new(
+        (batch.parts.len() as u64 * layout.per_part) as usize,
+        spare.relays.take(),
+    )?;
+    // 1. Initialise, in two passes. Where the side to move must capture,
+    // every move leaves the batch, so the values of those placements' states
+    // are final at once: the first pass solves them. The second initialises
+    // the other placements and reads a king move into a capture placement
+    // like a move that leaves the batch. Capture states thus never go through
+    // propagation (in the KKMvKK pair they were 83% of the states it
+    // finalised, and the cause of 80% of its predecessor updates).
+    let run_buckets = initialise(&layout, &work, &relays, solved, progress);
+    // 2. Propagate, bucket by bucket, along king moves inside each run.
+    let order = StateOrder::new(layout.total, spare.order.take())?;
+    propagate(&layout, &work, &relays, run_buckets, &order);
+
+    // 3. The rest are draws. Into the work files with them, counting each
+    // table's values on the way (saving the writer a pass over the files).
+    let (parts, len) = (&batch.parts, layout.len as usize);
+    const DRAW: u16 = Value {
+        wdl: Wdl::Draw,
+        dtw: 0,
+    }
+    .pack();
+    let mut tallies = vec![Tally::default(); tables_mut.len()];
+    for (i, p) in parts.iter().enumerate() {
+        let start = 2 * p.slice as usize * len;
+        const CHUNK: usize = 1 << 15;
+        let tally = tables_mut[p.table].store[start..start + 2 * len]
+            .par_chunks_mut(2 * CHUNK)
+            .zip(work.cells[i * len..(i + 1) * len].par_chunks(CHUNK))
+            .map(|(dst, src)| {
+                let mut tally = Tally::default();
+                for (d, c) in dst.chunks_exact_mut(2).zip(src) {
+                    let v = match Cell(c.load(Relaxed)).result() {
+                        0 => DRAW,
+                        v => v,
+                    };
+                    tally.add(Value::unpack(v).expect("a solved value"));
+                    d.copy_from_slice(&v.to_le_bytes());
+                }
+                tally
+            })
+            .reduce(Tally::default, Tally::merge);
+        tallies[p.table] = tallies[p.table].merge(tally);
+    }
+    *spare = Spare {
+        cells: Some(work.cells),
+        relays: Some(relays.cells),
+        order: Some(order.bits),
+    };
+    Ok(tallies)
+}
+
+pub(super) fn work_path(dir: &Path, m: Material, rules: RuleSet, ext: &str) -> PathBuf {
+    dir.join(format!("{m}.{}.{ext}", rules.name()))
+}
+
+/// Solve the pair `{m, m.flip()}` slice by slice into work files in `dir`, then
+/// write its tables. Resumes from the work files of an interrupted run, which
+/// record the finished batches every `checkpoint_every` and at the end.
+pub fn solve_pair(
+    m: Material,
+    rules: RuleSet,
+    dir: &Path,
+    solved: &Solved,
+    checkpoint_every: Duration,
+    progress: &dyn Progress,
+) -> Result<Vec<TableStats>, GenerateError> {
+    let mats: Vec<Material> = if m.flip() == m {
+        vec![m]
+    } else {
+        vec![m, m.flip()]
+    };
+    let io = |path: &Path, source: std::io::Error| {
+        GenerateError::Table(TableError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    let indexes: Vec<MaterialIndex> = mats.iter().map(|&x| MaterialIndex::new(x, rules)).collect();
+    let batches = batches(&indexes.iter().collect::<Vec<_>>(), BATCH_STATES);
+    // The marker names the plan it counts batches of, so that work files are
+    // only resumed by a run that solves the same batches in the same order.
+    let mut plan = table::Fnv::default();
+    plan.update(
+        format!(
+            "{} {} {}",
+            table::INDEX_VERSION,
+            BATCH_STATES,
+            batches.len()
+        )
+        .as_bytes(),
+    );
+    for batch in &batches {
+        for p in &batch.parts {
+            plan.update(&[p.table as u8]);
+            plan.update(&p.slice.to_le_bytes());
+        }
+        plan.update(b";");
+    }
+    let plan = format!("{:016x}", plan.0);
+    let marker = work_path(dir, m, rules, "progress");
+    let done_batches: usize = std::fs::read_to_string(&marker)
+        .ok()
+        .and_then(|t| {
+            let (n, hash) = t.trim().split_once(' ')?;
+            (hash == plan).then(|| n.parse().ok()).flatten()
+        })
+        .unwrap_or(0);
+    let mut tables = Vec::new();
+    for (&mat, index) in mats.iter().zip(indexes) {
+        let path = work_path(dir, mat, rules, "work");
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(done_batches == 0)
+            .open(&path)
+            .map_err(|e| io(&path, e))?;
+        file.set_len(index.size() * 2).map_err(|e| io(&path, e))?;
+        // Safety: the work file is private to this run (a name no reader opens) and
+        // is not resized while mapped.
+        let store = unsafe { MmapMut::map_mut(&file) }.map_err(|e| io(&path, e))?;
+        let slice_len = index.slice_len();
+        tables.push(PairTable {
+            material: mat,
+            index,
+            slice_len,
+            store,
+        });
+    }
+    // Batches lay out slices of both tables at multiples of one length.
+    assert!(tables.iter().all(|t| t.slice_len == tables[0].slice_len));
+    let skipped: u64 = batches[..done_batches.min(batches.len())]
+        .iter()
+        .flat_map(|b| &b.parts)
+        .map(|p| tables[p.table].slice_len)
+        .sum();
+    progress.resumed(skipped);
+    let mut last_checkpoint = Instant::now();
+    let mut spare = Spare::default();
+    // Counts of the values written by this run: all of them unless it resumed.
+    let mut tallies = vec![Tally::default(); tables.len()];
+    for (b, batch) in batches.iter().enumerate().skip(done_batches) {
+        let tally = solve_batch(&mut tables, batch, solved, &mut spare, &|n| {
+            progress.advance(n)
+        })?;
+        for (total, t) in tallies.iter_mut().zip(tally) {
+            *total = total.merge(t);
+        }
+        if b == done_batches {
+            trim_pool();
+        }
+        // Make the finished batches durable, then record them: after the last
+        // batch, and otherwise at most every `checkpoint_every` (syncing after
+        // every batch cost several percent of the time).
+        if b + 1 == batches.len() || last_checkpoint.elapsed() >= checkpoint_every {
+            for t in &tables {
+                t.store
+                    .flush()
+                    .map_err(|e| io(&work_path(dir, t.material, rules, "work"), e))?;
+            }
+            std::fs::write(&marker, format!("{} {plan}\n", b + 1)).map_err(|e| io(&marker, e))?;
+            last_checkpoint = Instant::now();
+        }
+        for t in &tables {
+            // Safety: no slice of the mapping is borrowed here. For a shared
+            // file mapping MADV_DONTNEED only unmaps the pages: dirty ones stay
+            // in the page cache, to be written back (or synced at the next
+            // checkpoint), and later reads fault them back in, so no data is
+            // lost. It keeps the resident size to what one batch touches
+            // instead of growing to both work files.
+            let _ = unsafe { t.store.unchecked_advise(UncheckedAdvice::DontNeed) };
+        }
+    }
+    // Read the work files back with positioned reads rather than through the
+    // mappings, so that the pass over them does not make them resident.
+    let materials: Vec<(Material, u64)> = tables
+        .iter()
+        .map(|t| (t.material, t.index.size()))
+        .collect();
+    drop(tables);
+    let mut out = Vec::new();
+    for ((mat, states), tally) in materials.into_iter().zip(tallies) {
+        let path = work_path(dir, mat, rules, "work");
+        let file = std::fs::File::open(&path).map_err(|e| io(&path, e))?;
+        let failed = std::sync::Mutex::new(None);
+        let read = |start: u64, len: usize| {
+            use std::os::unix::fs::FileExt;
+            let mut bytes = vec![0u8; 2 * len];
+            if let Err(e) = file.read_exact_at(&mut bytes, 2 * start) {
+                failed.lock().unwrap().get_or_insert(e);
+                return vec![NOT_READ; len];
+            }
+            bytes
+                .chunks_exact(2)
+                .map(|b| u16::from_le_bytes([b[0], b[1]]))
+                .collect::<Vec<u16>>()
+        };
+        let tally = (done_batches == 0).then_some(tally);
+        let st = write_tables_from(dir, mat, rules, states, &read, tally);
+        if let Some(e) = failed.into_inner().unwrap() {
+            // The tables written from unreadable values are not kept.
+            for metric in [Metric::Wdl, Metric::Dtw] {
+                let _ = std::fs::remove_file(dir.join(table::file_name(mat, rules, metric)));
+            }
+            return Err(io(&path, e));
+        }
+        let st = st?;
+        progress.done(&st);
+        out.push(st);
+    }
+    for &mat in &mats {
+        let _ = std::fs::remove_file(work_path(dir, mat, rules, "work"));
+    }
+    let _ = std::fs::remove_file(&marker);
+    Ok(out)
+}
