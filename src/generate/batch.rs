@@ -105,13 +105,13 @@ pub(super) const BATCH_STATES: u64 = 1 << 25;
 
 /// States that propagation goes through together where slice pairs are
 /// small: about 16 MB of cells, which the processor's cache can hold.
-pub(super) const LOCAL_STATES: u64 = 1 << 21;
+const LOCAL_STATES: u64 = 1 << 21;
 
 /// The batch's runs for propagation: ranges of batch positions made of whole
 /// groups of parts closed under `partner` (slice pairs: king moves never
 /// leave one), at least about `LOCAL_STATES / 2` states each where the slices
 /// allow; and each part's run. Parts hold `len` states.
-pub(super) fn local_runs(partner: &[u64], len: u64) -> (Vec<Range<u64>>, Vec<usize>) {
+fn local_runs(partner: &[u64], len: u64) -> (Vec<Range<u64>>, Vec<usize>) {
     let (mut runs, mut run_of_part) = (Vec::new(), Vec::with_capacity(partner.len()));
     let (mut start, mut reach) = (0u64, 0u64);
     for (i, &p) in partner.iter().enumerate() {

@@ -21,7 +21,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 /// The two passes of a batch's initialisation (see [`initialise`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(super) enum Pass {
+enum Pass {
     /// Placements where the side to move must capture: solved at once.
     Captures,
     /// The others, reading king moves into capture placements.
@@ -30,7 +30,7 @@ pub(super) enum Pass {
 
 /// Which placements of a batch have a capture (one bit each), found by the
 /// first pass of the initialisation and read by the second.
-pub(super) struct CapturePlacements(Vec<AtomicU64>);
+struct CapturePlacements(Vec<AtomicU64>);
 
 impl CapturePlacements {
     pub(super) fn new(placements: u64) -> CapturePlacements {
@@ -55,45 +55,45 @@ impl CapturePlacements {
 /// An ordinary king move of the placement being initialised that leads into
 /// a capture placement, whose states are solved already.
 #[derive(Copy, Clone, Debug)]
-pub(super) struct Known {
-    pub(super) king: Square,
-    pub(super) to: Square,
+struct Known {
+    king: Square,
+    to: Square,
     /// The batch position where the successor placement starts.
-    pub(super) start: u64,
+    start: u64,
     /// The code, in the successor's index, of the mover's three-move state
     /// after the move at count 1 (0 where the rule does not apply).
-    pub(super) code1: u64,
+    code1: u64,
 }
 
 /// Per-thread scratch of the initialisation: the current placement, what
 /// all of its states share, and cached placement indexes of successors.
-pub(super) struct InitScratch {
+struct InitScratch {
     /// The placement's position with every counter at 0.
-    pub(super) pos: Position,
+    pos: Position,
     /// Its legal moves that leave the batch (captures, promotions, man
     /// moves); the ordinary king moves, which stay in it, are only counted.
-    pub(super) moves: MoveList,
+    moves: MoveList,
     /// How many ordinary king moves it has.
-    pub(super) internal: u32,
+    internal: u32,
     /// The ordinary moves of each king of the side to move, in square order.
-    pub(super) king_moves: Vec<(Square, u32)>,
+    king_moves: Vec<(Square, u32)>,
     /// In a capture placement, the value of the states of each carried
     /// combination (first pass only).
-    pub(super) capture_values: Vec<Value>,
+    capture_values: Vec<Value>,
     /// The ordinary king moves into capture placements (second pass only).
-    pub(super) known: Vec<Known>,
+    known: Vec<Known>,
     /// How many of each king's ordinary moves are in `known`.
-    pub(super) known_of_king: Vec<u32>,
+    known_of_king: Vec<u32>,
     /// The summary of the moves that leave the batch, for each combination
     /// of the counters they carry over ([`MaterialIndex::carried_counters`]);
     /// `None` where every state with those counters is over.
-    pub(super) leaving: Vec<Option<Leaving>>,
+    leaving: Vec<Option<Leaving>>,
     /// Where each leaving move's value is read, per carried combination.
-    pub(super) sources: Vec<(u32, Source)>,
-    pub(super) solved_cache: PlacementCache,
-    pub(super) next_cache: PlacementCache,
+    sources: Vec<(u32, Source)>,
+    solved_cache: PlacementCache,
+    next_cache: PlacementCache,
     /// The men of the last slice entered, per table of the pair.
-    pub(super) men: [MenCache; 2],
+    men: [MenCache; 2],
 }
 
 impl InitScratch {
@@ -125,13 +125,7 @@ impl InitScratch {
     /// the values of those that leave the batch; `next` is the other table of
     /// the pair (where man moves lead). `capture`: whether the side to move
     /// must capture (the first pass has tested it).
-    pub(super) fn prepare(
-        &mut self,
-        ix: &MaterialIndex,
-        next: &PairTable,
-        solved: &Solved,
-        capture: bool,
-    ) {
+    fn prepare(&mut self, ix: &MaterialIndex, next: &PairTable, solved: &Solved, capture: bool) {
         self.moves.clear();
         self.king_moves.clear();
         self.known.clear();
@@ -162,12 +156,7 @@ impl InitScratch {
     /// still capture, so the states differ only in their carried counters:
     /// one value per carried combination, instead of one per state (7 and 4
     /// states share each in the KKMvKM pair).
-    pub(super) fn solve_capture_placement(
-        &mut self,
-        ix: &MaterialIndex,
-        next: &PairTable,
-        solved: &Solved,
-    ) {
+    fn solve_capture_placement(&mut self, ix: &MaterialIndex, next: &PairTable, solved: &Solved) {
         debug_assert!(self.internal == 0 && !self.moves.is_empty());
         self.capture_values.clear();
         for c in 0..ix.carried_counters() {
@@ -190,7 +179,7 @@ impl InitScratch {
     /// Find the ordinary king moves of the (prepared) placement that lead
     /// into capture placements. `ix` indexes the successors (the other table
     /// of the pair), whose slice starts at batch position `partner_start`.
-    pub(super) fn find_known(
+    fn find_known(
         &mut self,
         ix: &MaterialIndex,
         partner_start: u64,
@@ -279,7 +268,7 @@ impl InitScratch {
 
 /// Where the value of a move that leaves the batch is read.
 #[derive(Copy, Clone, Debug)]
-pub(super) enum Source {
+enum Source {
     /// The move took the opponent's last piece: the successor is lost at once.
     LastPiece,
     /// A capture or promotion: table number and index in [`Solved`].
@@ -351,7 +340,7 @@ impl Source {
 /// The values of the moves of a state that lead out of the batch (man moves,
 /// captures, promotions), seen from the side that plays them.
 #[derive(Copy, Clone, Debug)]
-pub(super) struct Leaving {
+struct Leaving {
     /// Plies to the shortest win ([`NO_WIN`] if none).
     best_win: u16,
     /// The longest of the opponent's wins.
@@ -403,7 +392,7 @@ impl Leaving {
 /// An ordinary king move: the only kind that stays inside the batch (it
 /// keeps the men where they are).
 #[inline]
-pub(super) fn is_internal(m: &Move) -> bool {
+fn is_internal(m: &Move) -> bool {
     m.is_king_move() && !m.is_capture()
 }
 
@@ -565,7 +554,7 @@ pub(super) fn initialise(
 }
 
 #[cfg(test)]
-pub(super) fn legal_with_block(m: &Move, blocked: Option<Square>) -> bool {
+fn legal_with_block(m: &Move, blocked: Option<Square>) -> bool {
     !(is_internal(m) && Some(m.from()) == blocked)
 }
 
@@ -582,7 +571,7 @@ pub(super) fn legal_with_block(m: &Move, blocked: Option<Square>) -> bool {
 /// King moves into capture placements (`scratch.known`) are read from the
 /// first pass's values.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn init_state(
+fn init_state(
     w: &Work,
     g: u64,
     pos: &Position,
@@ -709,13 +698,7 @@ pub(super) fn init_state(
 /// draw counter. The successor's three-move state for White is the moved
 /// king's, counting on if it was the tracked one.
 #[inline]
-pub(super) fn known_counters(
-    ix: &MaterialIndex,
-    pos: &Position,
-    k: &Known,
-    t_stm: u64,
-    plain: bool,
-) -> u64 {
+fn known_counters(ix: &MaterialIndex, pos: &Position, k: &Known, t_stm: u64, plain: bool) -> u64 {
     let off = if plain {
         let count = match pos.three_move(Side::White) {
             Some(kc) if kc.square == k.king => kc.count as u64 + 1,
@@ -739,7 +722,7 @@ pub(super) fn known_counters(
 /// from slices with the men further advanced (solved before this batch).
 /// [`InitScratch::summarise_leaving`] does this for all carried combinations
 /// of a placement at once; this is for a state it left out.
-pub(super) fn leaving_moves(
+fn leaving_moves(
     pos: &Position,
     next: &PairTable,
     solved: &Solved,

@@ -34,7 +34,7 @@ pub(super) fn prefetch<T>(r: &T) {
 /// anew, and a reused mapping gives back what lies beyond the request (the
 /// first version kept it, and the five-piece run peaked at 10.6 GiB instead
 /// of 7.3; with this it peaked at 7.7 GiB, a rise not yet explained).
-pub(super) fn huge_anon(bytes: usize, zeroed: bool) -> std::io::Result<HugeMap> {
+fn huge_anon(bytes: usize, zeroed: bool) -> std::io::Result<HugeMap> {
     let bytes = bytes.max(1);
     let reused = {
         let mut pool = MAP_POOL.lock().unwrap_or_else(|e| e.into_inner());
@@ -78,10 +78,10 @@ pub(super) fn huge_anon(bytes: usize, zeroed: bool) -> std::io::Result<HugeMap> 
 }
 
 /// The size of a huge page (x86-64, and the usual one elsewhere).
-pub(super) const HUGE_PAGE: usize = 2 << 20;
+const HUGE_PAGE: usize = 2 << 20;
 
 /// Free mappings of [`huge_anon`], for reuse.
-pub(super) static MAP_POOL: std::sync::Mutex<Vec<MmapMut>> = std::sync::Mutex::new(Vec::new());
+static MAP_POOL: std::sync::Mutex<Vec<MmapMut>> = std::sync::Mutex::new(Vec::new());
 
 /// Release the free mappings of the pool: called once a pair has taken what
 /// it reuses (its decoded tables and its first batch's working memory), so
@@ -91,7 +91,7 @@ pub(super) fn trim_pool() {
 }
 
 /// A mapping from [`huge_anon`]; back to the pool when dropped.
-pub(super) struct HugeMap(Option<MmapMut>);
+struct HugeMap(Option<MmapMut>);
 
 impl HugeMap {
     fn as_ptr(&self) -> *const u8 {

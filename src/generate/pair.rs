@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 /// Stand-in for values a failed read could not deliver (a draw): the tables
 /// written from them are removed and the error reported.
-pub(super) const NOT_READ: u16 = 2 << 14;
+const NOT_READ: u16 = 2 << 14;
 
 /// One table of the pair being solved: its index and its finished values,
 /// kept in a memory-mapped work file (2 bytes per state, 0 = not solved yet).
@@ -52,7 +52,7 @@ impl PairTable {
 
 /// Solve one batch of slices into the work files; every slice its man moves
 /// lead to is solved already.
-pub(super) fn solve_batch(
+fn solve_batch(
     tables_mut: &mut [PairTable],
     batch: &Batch,
     solved: &Solved,
@@ -116,7 +116,7 @@ pub(super) fn solve_batch(
     Ok(tallies)
 }
 
-pub(super) fn work_path(dir: &Path, m: Material, rules: RuleSet, ext: &str) -> PathBuf {
+fn work_path(dir: &Path, m: Material, rules: RuleSet, ext: &str) -> PathBuf {
     dir.join(format!("{m}.{}.{ext}", rules.name()))
 }
 

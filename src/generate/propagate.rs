@@ -15,7 +15,7 @@ use crate::rules::{KingCount, Wdl};
 use rayon::prelude::*;
 
 /// A retro-move whose predecessor placement has not been ranked yet.
-pub(super) const UNRANKED: u64 = u64::MAX;
+const UNRANKED: u64 = u64::MAX;
 
 /// The counter parts of the indexes of a state's predecessors by king moves,
 /// computed from codes instead of from each predecessor position: the

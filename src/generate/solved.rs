@@ -100,7 +100,7 @@ pub fn load_values(
     Ok(out)
 }
 
-pub(super) fn open_table(
+fn open_table(
     dir: &Path,
     material: Material,
     rules: RuleSet,
@@ -116,11 +116,7 @@ pub(super) fn open_table(
 }
 
 /// The number of states of a finished table (from its WDL file's header).
-pub(super) fn table_states(
-    dir: &Path,
-    material: Material,
-    rules: RuleSet,
-) -> Result<u64, GenerateError> {
+fn table_states(dir: &Path, material: Material, rules: RuleSet) -> Result<u64, GenerateError> {
     Ok(open_table(dir, material, rules, Metric::Wdl)?
         .header()
         .states)
@@ -129,7 +125,7 @@ pub(super) fn table_states(
 /// Decode a finished table's values into `out`, which must have one slot per
 /// state. A group of blocks at a time, WDL first and then DTW merged in place, so the peak
 /// is the packed values alone.
-pub(super) fn decode_values_into(
+fn decode_values_into(
     dir: &Path,
     material: Material,
     rules: RuleSet,

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use std::path::Path;
 
 /// Packed values of states `start..start + len`, read on demand.
-pub(super) type ValueSource<'a> = &'a (dyn Fn(u64, usize) -> Vec<u16> + Sync);
+type ValueSource<'a> = &'a (dyn Fn(u64, usize) -> Vec<u16> + Sync);
 
 /// Win, draw and loss counts and the longest win of a run of values.
 #[derive(Copy, Clone, Debug, Default)]
@@ -115,7 +115,7 @@ pub fn stats(material: Material, rules: RuleSet, values: &[u16]) -> TableStats {
 }
 
 /// Statistics of packed values read on demand, and the largest DTW.
-pub(super) fn stats_from(
+fn stats_from(
     material: Material,
     rules: RuleSet,
     states: u64,
@@ -136,11 +136,11 @@ pub(super) fn stats_from(
 /// come from the allocator's free lists (with 1 << 20 they were the largest
 /// fresh allocations while the KKMvKM pair's files were written, of which
 /// the kernel's zeroing of fresh pages took 7%).
-pub(super) const STATS_CHUNK: u64 = 1 << 15;
+const STATS_CHUNK: u64 = 1 << 15;
 
 /// The counts of wins, draws and losses, the longest win and the largest
 /// DTW of packed values read on demand (in parallel).
-pub(super) fn counts_from(states: u64, read: &(dyn Fn(u64, usize) -> Vec<u16> + Sync)) -> Tally {
+fn counts_from(states: u64, read: &(dyn Fn(u64, usize) -> Vec<u16> + Sync)) -> Tally {
     (0..states.div_ceil(STATS_CHUNK))
         .into_par_iter()
         .map(|c| {
@@ -156,10 +156,7 @@ pub(super) fn counts_from(states: u64, read: &(dyn Fn(u64, usize) -> Vec<u16> + 
 
 /// The manifest checksum (FNV-1a 64 over each state's WDL byte and DTW as
 /// u16 little-endian, in index order): serial by its nature.
-pub(super) fn manifest_checksum(
-    states: u64,
-    read: &(dyn Fn(u64, usize) -> Vec<u16> + Sync),
-) -> u64 {
+fn manifest_checksum(states: u64, read: &(dyn Fn(u64, usize) -> Vec<u16> + Sync)) -> u64 {
     let mut sum = table::Fnv::default();
     for start in (0..states).step_by(STATS_CHUNK as usize) {
         for v in read(start, (states - start).min(STATS_CHUNK) as usize) {
@@ -171,7 +168,7 @@ pub(super) fn manifest_checksum(
     sum.0
 }
 
-pub(super) fn stats_with(
+fn stats_with(
     material: Material,
     rules: RuleSet,
     states: u64,
