@@ -424,8 +424,6 @@ pub(super) fn initialise(
         ref runs,
         ..
     } = *layout;
-    let global = |g: u64| layout.global(g);
-    let other_table = |t: usize| layout.other_table(t);
     // The capture placements first, then the others (see [`Pass`]).
     const CHUNK: u64 = 1 << 12;
     let captures = CapturePlacements::new(total / per);
@@ -449,10 +447,10 @@ pub(super) fn initialise(
                         counters += 1;
                     } else {
                         let idx;
-                        (t, idx) = global(g);
+                        (t, idx) = layout.global(g);
                         counters = idx % per;
                         placement_end = g + per - counters;
-                        let (ix, next) = (&tables[t].index, &tables[other_table(t)]);
+                        let (ix, next) = (&tables[t].index, &tables[layout.other_table(t)]);
                         skip = match pass {
                             Pass::Captures => {
                                 let capture = scratch.locate(ix, t, idx / per).has_capture();
@@ -480,9 +478,9 @@ pub(super) fn initialise(
                                         let mut child =
                                             moved(&scratch.pos, Side::White, k.to, k.king, true);
                                         child.turn = Side::Black;
-                                        global(k.start)
+                                        layout.global(k.start)
                                             == (
-                                                other_table(t),
+                                                layout.other_table(t),
                                                 next.index.placement_base(&child.flip()),
                                             )
                                     }));
@@ -504,7 +502,7 @@ pub(super) fn initialise(
                             // The shortcut against this state's own value.
                             let mut pos = scratch.pos;
                             ix.set_counters(&mut pos, counters);
-                            let next = &tables[other_table(t)];
+                            let next = &tables[layout.other_table(t)];
                             let own = match pos.outcome_with(true) {
                                 Some(o) => Value { wdl: o.wdl, dtw: 0 },
                                 None => leaving_moves(&pos, next, solved, &mut scratch).value(),
@@ -534,7 +532,7 @@ pub(super) fn initialise(
                         &pos,
                         counters % ix.carried_counters(),
                         fresh[t].is_some(),
-                        &tables[other_table(t)],
+                        &tables[layout.other_table(t)],
                         solved,
                         &mut scratch,
                         &mut out,

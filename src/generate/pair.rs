@@ -63,7 +63,7 @@ fn solve_batch(
     let layout = Layout::new(tables, batch);
     let work = Work::new(layout.total as usize, spare.cells.take())?;
     let relays = Work::new(
-        (batch.parts.len() as u64 * layout.per_part) as usize,
+        (layout.parts.len() as u64 * layout.per_part) as usize,
         spare.relays.take(),
     )?;
     // 1. Initialise, in two passes. Where the side to move must capture,

@@ -90,8 +90,6 @@ pub(super) fn propagate(
         ref runs,
         ..
     } = *layout;
-    let global = |g: u64| layout.global(g);
-    let other_table = |t: usize| layout.other_table(t);
     for (run, mut buckets) in runs.iter().zip(run_buckets) {
         let mut d = 0;
         while d < buckets.len() {
@@ -146,8 +144,8 @@ pub(super) fn propagate(
                     let mut relay_visits: Vec<u64> = Vec::new();
                     for &e in &finalised {
                         let win_bit = e & WIN_BIT;
-                        let (t, idx) = global(e & !WIN_BIT);
-                        let ot = other_table(t);
+                        let (t, idx) = layout.global(e & !WIN_BIT);
+                        let ot = layout.other_table(t);
                         // Entries of one placement (other counters) often follow each
                         // other: unrank the placement once for them.
                         let per = tables[t].index.counters_per_placement();
@@ -213,7 +211,7 @@ pub(super) fn propagate(
                                         kings,
                                     );
                                 debug_assert_eq!(
-                                    global(*start),
+                                    layout.global(*start),
                                     (
                                         ot,
                                         ix.placement_base(
