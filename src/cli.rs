@@ -888,8 +888,20 @@ fn cmd_generate(
         .copied()
         .filter(|&m| generate::is_complete(out, m, rules))
         .collect();
-    update_manifest(out, rules, &complete, written.as_deref().unwrap_or(&[]))?;
-    let written = written?;
+    let manifest = update_manifest(out, rules, &complete, written.as_deref().unwrap_or(&[]));
+    // A failed generation is the error to report; a manifest that could not be
+    // updated after it (a full disk fails both) only adds a warning.
+    let written = match (written, manifest) {
+        (Ok(written), manifest) => {
+            manifest?;
+            written
+        }
+        (Err(e), Err(m)) => {
+            eprintln!("warning: {m}");
+            return Err(e.into());
+        }
+        (Err(e), Ok(())) => return Err(e.into()),
+    };
     if json {
         println!("{}", serde_json::to_string(&written).expect("serialisable"));
     } else {
@@ -970,10 +982,20 @@ fn update_manifest(
         text.push_str(line);
         text.push('\n');
     }
+    // Written in full and synced under a temporary name, then renamed: a
+    // reader never sees half a manifest, and a failed write leaves none.
     let tmp = dir.join("MANIFEST.tmp");
-    std::fs::write(&tmp, text)
-        .and_then(|_| std::fs::rename(&tmp, &path))
-        .map_err(|e| CliError::Other(format!("{}: {e}", path.display())))?;
+    let written = std::fs::File::create(&tmp)
+        .and_then(|mut f| {
+            use std::io::Write;
+            f.write_all(text.as_bytes())?;
+            f.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&tmp, &path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(CliError::Other(format!("{}: {e}", path.display())));
+    }
     Ok(())
 }
 

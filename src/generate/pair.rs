@@ -14,7 +14,7 @@ use crate::index::MaterialIndex;
 use crate::material::Material;
 use crate::rules::{RuleSet, Wdl};
 use crate::table::{self, Metric, TableError};
-use memmap2::{MmapMut, UncheckedAdvice};
+use memmap2::{Mmap, UncheckedAdvice};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::Relaxed;
@@ -25,12 +25,16 @@ use std::time::{Duration, Instant};
 const NOT_READ: u16 = 2 << 14;
 
 /// One table of the pair being solved: its index and its finished values,
-/// kept in a memory-mapped work file (2 bytes per state, 0 = not solved yet).
+/// kept in a work file (2 bytes per state, 0 = not solved yet), written with
+/// positioned writes and read through a memory map of it.
 pub(super) struct PairTable {
     pub(super) material: Material,
     pub(super) index: MaterialIndex,
     pub(super) slice_len: u64,
-    pub(super) store: MmapMut,
+    pub(super) store: Mmap,
+    /// The work file itself, for writing finished values, and its path.
+    file: std::fs::File,
+    path: PathBuf,
 }
 
 impl PairTable {
@@ -53,13 +57,12 @@ impl PairTable {
 /// Solve one batch of slices into the work files; every slice its man moves
 /// lead to is solved already.
 fn solve_batch(
-    tables_mut: &mut [PairTable],
+    tables: &[PairTable],
     batch: &Batch,
     solved: &Solved,
     spare: &mut Spare,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<Tally>, GenerateError> {
-    let tables: &[PairTable] = tables_mut;
     let layout = Layout::new(tables, batch);
     let work = Work::new(layout.total as usize, spare.cells.take())?;
     let relays = Work::new(
@@ -86,26 +89,43 @@ fn solve_batch(
         dtw: 0,
     }
     .pack();
-    let mut tallies = vec![Tally::default(); tables_mut.len()];
+    //
+    // Positioned writes, not stores through the map: storing into fresh pages
+    // of a shared file mapping took a page fault per 4 KiB (29.7 s of the
+    // KKMvKM pair's 359 s, most of it in the kernel), and a full disk would
+    // raise SIGBUS instead of an error.
+    let mut tallies = vec![Tally::default(); tables.len()];
     for (i, p) in parts.iter().enumerate() {
-        let start = 2 * p.slice as usize * len;
-        const CHUNK: usize = 1 << 15;
-        let tally = tables_mut[p.table].store[start..start + 2 * len]
-            .par_chunks_mut(2 * CHUNK)
-            .zip(work.cells[i * len..(i + 1) * len].par_chunks(CHUNK))
-            .map(|(dst, src)| {
+        use std::os::unix::fs::FileExt;
+        let table = &tables[p.table];
+        let start = 2 * p.slice * len as u64;
+        const CHUNK: usize = 1 << 16;
+        let tally = work.cells[i * len..(i + 1) * len]
+            .par_chunks(CHUNK)
+            .enumerate()
+            .map(|(k, src)| {
                 let mut tally = Tally::default();
-                for (d, c) in dst.chunks_exact_mut(2).zip(src) {
+                let mut bytes = Vec::with_capacity(2 * src.len());
+                for c in src {
                     let v = match Cell(c.load(Relaxed)).result() {
                         0 => DRAW,
                         v => v,
                     };
                     tally.add(Value::unpack(v).expect("a solved value"));
-                    d.copy_from_slice(&v.to_le_bytes());
+                    bytes.extend_from_slice(&v.to_le_bytes());
                 }
-                tally
+                table
+                    .file
+                    .write_all_at(&bytes, start + 2 * (k * CHUNK) as u64)
+                    .map(|()| tally)
             })
-            .reduce(Tally::default, Tally::merge);
+            .try_reduce(Tally::default, |a, b| Ok(a.merge(b)))
+            .map_err(|source| {
+                GenerateError::Table(TableError::Io {
+                    path: table.path.clone(),
+                    source,
+                })
+            })?;
         tallies[p.table] = tallies[p.table].merge(tally);
     }
     *spare = Spare {
@@ -184,14 +204,17 @@ pub fn solve_pair(
             .map_err(|e| io(&path, e))?;
         file.set_len(index.size() * 2).map_err(|e| io(&path, e))?;
         // Safety: the work file is private to this run (a name no reader opens) and
-        // is not resized while mapped.
-        let store = unsafe { MmapMut::map_mut(&file) }.map_err(|e| io(&path, e))?;
+        // is not resized while mapped; it changes only through positioned
+        // writes to slices that no reader is reading yet.
+        let store = unsafe { Mmap::map(&file) }.map_err(|e| io(&path, e))?;
         let slice_len = index.slice_len();
         tables.push(PairTable {
             material: mat,
             index,
             slice_len,
             store,
+            file,
+            path,
         });
     }
     // Batches lay out slices of both tables at multiples of one length.
@@ -207,9 +230,7 @@ pub fn solve_pair(
     // Counts of the values written by this run: all of them unless it resumed.
     let mut tallies = vec![Tally::default(); tables.len()];
     for (b, batch) in batches.iter().enumerate().skip(done_batches) {
-        let tally = solve_batch(&mut tables, batch, solved, &mut spare, &|n| {
-            progress.advance(n)
-        })?;
+        let tally = solve_batch(&tables, batch, solved, &mut spare, &|n| progress.advance(n))?;
         for (total, t) in tallies.iter_mut().zip(tally) {
             *total = total.merge(t);
         }
@@ -221,20 +242,18 @@ pub fn solve_pair(
         // every batch cost several percent of the time).
         if b + 1 == batches.len() || last_checkpoint.elapsed() >= checkpoint_every {
             for t in &tables {
-                t.store
-                    .flush()
-                    .map_err(|e| io(&work_path(dir, t.material, rules, "work"), e))?;
+                t.file.sync_data().map_err(|e| io(&t.path, e))?;
             }
             std::fs::write(&marker, format!("{} {plan}\n", b + 1)).map_err(|e| io(&marker, e))?;
             last_checkpoint = Instant::now();
         }
         for t in &tables {
             // Safety: no slice of the mapping is borrowed here. For a shared
-            // file mapping MADV_DONTNEED only unmaps the pages: dirty ones stay
-            // in the page cache, to be written back (or synced at the next
-            // checkpoint), and later reads fault them back in, so no data is
-            // lost. It keeps the resident size to what one batch touches
-            // instead of growing to both work files.
+            // file mapping MADV_DONTNEED only unmaps the pages: they stay in
+            // the page cache (written back, or synced at the next checkpoint),
+            // and later reads fault them back in, so no data is lost. It keeps
+            // the resident size to what one batch reads instead of growing to
+            // both work files.
             let _ = unsafe { t.store.unchecked_advise(UncheckedAdvice::DontNeed) };
         }
     }
