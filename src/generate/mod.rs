@@ -11,8 +11,8 @@
 //! further advanced, captures and promotions to tables built earlier. Slices
 //! are solved most advanced first (`advancement` falls by one with every man
 //! move), so everything outside the slice pair being solved is final. Finished
-//! values go to a memory-mapped work file (2 bytes per state); working memory is
-//! one batch of slices. The work files and a marker of finished batches let an
+//! values go to a work file (2 bytes per state, written with positioned writes
+//! and read through a memory map); working memory is one batch of slices. The work files and a marker of finished batches let an
 //! interrupted run resume.
 //!
 //! Within a batch:
