@@ -853,6 +853,19 @@ fn cmd_generate(
     };
     plan.memory_limit = max_memory.map(|g| (g * (1u64 << 30) as f64) as u64);
     let pending = plan.pending();
+    // A damaged file is generated again like a missing one; say which and why.
+    for &m in &pending {
+        let pair = if m == m.flip() {
+            vec![m]
+        } else {
+            vec![m, m.flip()]
+        };
+        for m in pair {
+            for e in generate::damaged(out, m, rules) {
+                eprintln!("warning: {e}; generating it again");
+            }
+        }
+    }
     let total: u64 = pending
         .iter()
         .map(|&m| MaterialIndex::new(m, rules).size() * if m == m.flip() { 1 } else { 2 })

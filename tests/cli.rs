@@ -295,3 +295,37 @@ fn generate_names_a_work_file_it_cannot_write() {
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// A damaged table file (here cut short) is named with what is wrong and
+/// generated again; the regenerated table verifies.
+#[test]
+fn generate_replaces_a_damaged_table_and_says_so() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-damaged");
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().unwrap();
+    let (code, _, err) = run(&["generate", "--max-pieces", "2", "--out", d]);
+    assert_eq!(code, 0, "{err}");
+    let file = dir.join("KvM.official.dtw");
+    let len = std::fs::metadata(&file).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    let (code, _, err) = run(&["generate", "--max-pieces", "2", "--out", d]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("warning:")
+            && err.contains("KvM.official.dtw")
+            && err.contains("generating it again"),
+        "{err}"
+    );
+    assert!(
+        err.contains("2 tables to generate, 2 already complete"),
+        "{err}"
+    );
+    let (code, out, _) = run(&["verify", "--tables", d, "--rules", "official"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), len);
+}

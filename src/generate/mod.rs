@@ -62,7 +62,7 @@ mod work;
 mod write;
 
 pub use pair::solve_pair;
-pub use solved::{is_complete, load_values, Solved};
+pub use solved::{damaged, is_complete, load_values, Solved};
 pub(crate) use write::Counts;
 pub use write::{stats, write_tables, TableStats};
 

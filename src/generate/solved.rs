@@ -89,6 +89,22 @@ pub fn is_complete(dir: &Path, material: Material, rules: RuleSet) -> bool {
     })
 }
 
+/// The files of a table that exist but do not open cleanly (truncated,
+/// corrupt, or built for another rule set, material or format version), with
+/// what is wrong: a run generates them again, and says so.
+pub fn damaged(dir: &Path, material: Material, rules: RuleSet) -> Vec<TableError> {
+    [Metric::Wdl, Metric::Dtw]
+        .iter()
+        .filter_map(|&metric| {
+            let path = dir.join(table::file_name(material, rules, metric));
+            if !path.exists() {
+                return None;
+            }
+            TableFile::open_expecting(&path, material, rules, metric).err()
+        })
+        .collect()
+}
+
 /// The decoded values of a finished table (packed as `Value::pack` does).
 pub fn load_values(
     dir: &Path,
