@@ -508,30 +508,50 @@ impl MaterialIndex {
     /// the inverse of [`MaterialIndex::counters_offset`].
     #[inline]
     pub(crate) fn set_counters(&self, pos: &mut Position, c: u64) {
-        let [t_w, t_b, s] = self.codes[c as usize].map(u32::from);
-        let state = |t: u32, kings_mask: u64| -> Option<KingCount> {
-            if t == 0 {
-                return None;
-            }
-            // The (t-1)/3-th king: drop the lower ones (a side has few kings).
-            let mut kings = kings_mask;
-            for _ in 0..(t - 1) / 3 {
-                kings &= kings - 1;
-            }
-            Some(KingCount {
-                square: Square::from_index(kings.trailing_zeros() as usize),
-                count: ((t - 1) % 3) as u8 + 1,
-            })
-        };
+        let [t_w, t_b, s] = self.codes[c as usize];
         pos.three = [
-            state(t_w, pos.kings(Side::White).to_plain()),
-            state(t_b, pos.kings(Side::Black).to_plain()),
+            three_move_state(t_w, pos.kings(Side::White).to_plain()),
+            three_move_state(t_b, pos.kings(Side::Black).to_plain()),
         ];
+        self.set_draw_counter(pos, s);
+    }
+
+    /// The three-move states of every counter combination of the placement
+    /// of `pos` (White to move), for [`MaterialIndex::set_counters_of`].
+    pub(crate) fn placement_counters(&self, pos: &Position, out: &mut PlacementCounters) {
+        for (states, t, side) in [
+            (&mut out.white, self.t_stm, Side::White),
+            (&mut out.black, self.t_opp, Side::Black),
+        ] {
+            let kings = pos.kings(side).to_plain();
+            states.clear();
+            states.extend((0..t as u8).map(|code| three_move_state(code, kings)));
+        }
+    }
+
+    /// [`MaterialIndex::set_counters`] for a position of the placement that
+    /// `counters` was made for ([`MaterialIndex::placement_counters`]): the
+    /// three-move states are looked up instead of found among the kings, for
+    /// every state the generator visits (the KKMvKM pair: 2% less CPU time).
+    #[inline]
+    pub(crate) fn set_counters_of(&self, counters: &PlacementCounters, pos: &mut Position, c: u64) {
+        let [t_w, t_b, s] = self.codes[c as usize];
+        debug_assert_eq!(counters.white.len() as u64, self.t_stm);
+        pos.three = [counters.white[t_w as usize], counters.black[t_b as usize]];
+        self.set_draw_counter(pos, s);
+        #[cfg(debug_assertions)]
+        {
+            let mut slow = *pos;
+            self.set_counters(&mut slow, c);
+            debug_assert_eq!(slow, *pos, "placement counters of another placement");
+        }
+    }
+
+    /// Set the draw counter of a White-to-move position from its code `s`.
+    #[inline]
+    fn set_draw_counter(&self, pos: &mut Position, s: u8) {
         pos.seven = match self.special {
-            Special::Seven { strong } => Some(SevenMove {
-                strong,
-                moves: s as u8,
-            }),
+            Special::Seven { strong } => Some(SevenMove { strong, moves: s }),
             Special::SevenCarried if s == 1 => Some(SevenMove {
                 strong: Side::White,
                 moves: SEVEN_MOVE_LIMIT,
@@ -542,12 +562,34 @@ impl MaterialIndex {
             }),
             _ => None,
         };
-        pos.plies = if self.special == Special::Plies {
-            s as u8
-        } else {
-            0
-        };
+        pos.plies = if self.special == Special::Plies { s } else { 0 };
     }
+}
+
+/// The three-move state with code `t` (0 for none, else `1 + 3*i + (count-1)`
+/// for the `i`-th king in square order) of a side whose kings are `kings`.
+#[inline]
+fn three_move_state(t: u8, kings: u64) -> Option<KingCount> {
+    if t == 0 {
+        return None;
+    }
+    // The (t-1)/3-th king: drop the lower ones (a side has few kings).
+    let mut kings = kings;
+    for _ in 0..(t - 1) / 3 {
+        kings &= kings - 1;
+    }
+    Some(KingCount {
+        square: Square::from_index(kings.trailing_zeros() as usize),
+        count: (t - 1) % 3 + 1,
+    })
+}
+
+/// Each side's three-move state for each of its codes, in one placement: what
+/// [`MaterialIndex::set_counters_of`] looks up for the placement's states.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PlacementCounters {
+    white: Vec<Option<KingCount>>,
+    black: Vec<Option<KingCount>>,
 }
 
 /// The men of the last slice unranked by
@@ -611,6 +653,38 @@ impl PlacementCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The counters looked up in a placement's table are those
+    /// `set_counters` finds among the kings, for every counter combination
+    /// of sampled placements of materials with each kind of counter.
+    #[test]
+    fn placement_counters_set_what_set_counters_sets() {
+        let mut checked = 0;
+        let mut pc = PlacementCounters::default();
+        for rules in [RuleSet::Official, RuleSet::Lidraughts] {
+            for name in [
+                "KKMvKM", "KMvKKM", "KKKMvK", "KMMvK", "KKvK", "KvKK", "KvK", "MMvM",
+            ] {
+                let ix = MaterialIndex::new(name.parse().unwrap(), rules);
+                for p in (0..ix.placements()).step_by((ix.placements() / 3000).max(1) as usize) {
+                    let base = ix.placement_position(p);
+                    ix.placement_counters(&base, &mut pc);
+                    for c in 0..ix.counters_per_placement() {
+                        let (mut fast, mut slow) = (base, base);
+                        ix.set_counters_of(&pc, &mut fast, c);
+                        ix.set_counters(&mut slow, c);
+                        assert_eq!(
+                            fast, slow,
+                            "{name} {rules:?} placement {p}, combination {c}"
+                        );
+                        assert_eq!(ix.index(&fast), p * ix.counters_per_placement() + c);
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 100_000, "only {checked} states checked");
+    }
 
     /// Reusing the men of the last slice gives the same positions as
     /// unranking afresh, whether the next placement is in the same slice,

@@ -8,7 +8,7 @@ use super::solved::Solved;
 use super::work::{Cell, Entry, Work, NO_WIN, WIN_BIT};
 use super::{white_to_move, Value};
 use crate::geometry::Square;
-use crate::index::{MaterialIndex, MenCache, PlacementCache};
+use crate::index::{MaterialIndex, MenCache, PlacementCache, PlacementCounters};
 use crate::movegen::{for_each_free_diagonal_square, king_quiet_move_count};
 use crate::moves::{Move, MoveList};
 use crate::piece::Side;
@@ -94,6 +94,8 @@ struct InitScratch {
     next_cache: PlacementCache,
     /// The men of the last slice entered, per table of the pair.
     men: [MenCache; 2],
+    /// The three-move states of the prepared placement's counter combinations.
+    counters: PlacementCounters,
 }
 
 impl InitScratch {
@@ -111,6 +113,7 @@ impl InitScratch {
             solved_cache: PlacementCache::new(),
             next_cache: PlacementCache::new(),
             men: [MenCache::default(); 2],
+            counters: PlacementCounters::default(),
         }
     }
 
@@ -133,6 +136,7 @@ impl InitScratch {
         self.internal = 0;
         let kings = self.pos.kings(self.pos.turn());
         debug_assert_eq!(capture, self.pos.has_capture());
+        ix.placement_counters(&self.pos, &mut self.counters);
         if capture {
             // Captures are compulsory: every move leaves the batch.
             self.pos.generate_captures(&mut self.moves);
@@ -161,7 +165,7 @@ impl InitScratch {
         self.capture_values.clear();
         for c in 0..ix.carried_counters() {
             let mut pos = self.pos;
-            ix.set_counters(&mut pos, c);
+            ix.set_counters_of(&self.counters, &mut pos, c);
             let v = match pos.outcome_with(true) {
                 Some(o) => Value { wdl: o.wdl, dtw: 0 },
                 None => {
@@ -240,7 +244,7 @@ impl InitScratch {
         let has_moves = self.internal > 0 || !self.moves.is_empty();
         for c in 0..carried {
             let mut pos = self.pos;
-            ix.set_counters(&mut pos, c as u64);
+            ix.set_counters_of(&self.counters, &mut pos, c as u64);
             if pos.outcome_with(has_moves).is_some() {
                 continue;
             }
@@ -512,7 +516,7 @@ pub(super) fn initialise(
                         continue;
                     }
                     let mut pos = scratch.pos;
-                    ix.set_counters(&mut pos, counters);
+                    ix.set_counters_of(&scratch.counters, &mut pos, counters);
                     if let Some(f) = fresh[t] {
                         // The state with three-move state none sets up the relay
                         // nodes of its placement and carried counters: a node

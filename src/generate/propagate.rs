@@ -7,7 +7,7 @@ use super::work::{Work, NO_WIN, PREFETCH_AHEAD, WIN_BIT};
 use super::Value;
 use crate::bitboard::Bitboard;
 use crate::geometry::Square;
-use crate::index::{MaterialIndex, MenCache};
+use crate::index::{MaterialIndex, MenCache, PlacementCounters};
 use crate::piece::Side;
 use crate::position::Position;
 use crate::retro::{for_each_king_retro_move, moved, Undoing};
@@ -110,6 +110,7 @@ pub(super) fn propagate(
                     let mut retro_moves: Vec<(Square, Square, u64)> = Vec::new();
                     let mut retro_built = false;
                     let mut men = [MenCache::default(); 2];
+                    let mut counters = PlacementCounters::default();
                     // The cells touched here lie anywhere in the run (up to hundreds
                     // of megabytes), so each access would wait for memory: first the
                     // entries are finalised, then their predecessors are collected,
@@ -153,11 +154,16 @@ pub(super) fn propagate(
                             let placement = tables[t]
                                 .index
                                 .placement_position_cached(idx / per, &mut men[t]);
+                            tables[t]
+                                .index
+                                .placement_counters(&placement, &mut counters);
                             retro_built = false;
                             last = Some((t, idx / per, placement));
                         }
                         let mut pos = last.unwrap().2;
-                        tables[t].index.set_counters(&mut pos, idx % per);
+                        tables[t]
+                            .index
+                            .set_counters_of(&counters, &mut pos, idx % per);
                         let Some(undoing) = Undoing::new(&pos) else {
                             continue; // no ordinary move leads here
                         };
