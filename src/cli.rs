@@ -170,7 +170,7 @@ enum Command {
     },
     /// Re-derive every stored value from its successors with the forward move generator.
     #[command(
-        after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n  frisian-tb verify --material KMvK --material KvKM\n  frisian-tb verify --tables /var/tmp/tb --manifest tables/MANIFEST   # same values as published?\n  frisian-tb verify --max-pieces 5 --max-memory 12   # skip (and name) tables that need more\n\nExit status 1 if any value or checksum is wrong, or a table differs from --manifest;\n2 if a table could not be checked (missing, or more memory needed than allowed)."
+        after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n  frisian-tb verify --material KMvK --material KvKM\n  frisian-tb verify --tables /var/tmp/tb --manifest tables/MANIFEST   # same values as published?\n  frisian-tb verify --max-pieces 5 --max-memory 12   # skip (and name) tables that need more\n\nExit status 1 if any value or checksum is wrong, a table file is damaged, or a table differs\nfrom --manifest; 2 if a table could not be checked (a table it needs missing or damaged, or\nmore memory needed than allowed). Every other table is still checked."
     )]
     Verify {
         /// Table directory.
@@ -1173,6 +1173,8 @@ fn cmd_verify(
         .or_else(frisian_tb::generate::available_memory);
     // Tables not checked because they would need more memory than allowed.
     let mut not_checked: Vec<(RuleSet, Material, f64, f64)> = Vec::new();
+    // Tables not checked because a table they depend on could not be read.
+    let mut unverifiable: Vec<(RuleSet, Material, String)> = Vec::new();
     // Manifest lines by (rules, material), read before any work starts.
     let published: Option<std::collections::HashMap<(String, String), String>> = manifest
         .map(|path| {
@@ -1251,7 +1253,23 @@ fn cmd_verify(
             let check =
                 frisian_tb::verify::verify_table_with_progress(dir, m, r, 5, &|n| bar.inc(n));
             bar.bar.finish_and_clear();
-            let mut check = check?;
+            // A table that cannot be checked (a table its moves lead to is
+            // missing or damaged) is reported, and the others still checked.
+            let mut check = match check {
+                Ok(check) => check,
+                Err(e) => {
+                    if !json {
+                        println!(
+                            "{:<10} {:<10} {:>12} states  NOT CHECKED: {e}",
+                            r.name(),
+                            m.to_string(),
+                            states,
+                        );
+                    }
+                    unverifiable.push((r, m, e.to_string()));
+                    continue;
+                }
+            };
             if let (Some(lines), Some(path), Some(stats)) = (&published, manifest, &check.stats) {
                 let found = stats.manifest_line();
                 match lines.get(&(stats.rules.clone(), stats.material.clone())) {
@@ -1307,9 +1325,13 @@ fn cmd_verify(
             .iter()
             .map(|(r, m, needed, limit)| serde_json::json!({"rules": r.name(), "material": m.to_string(), "needed_gib": needed, "limit_gib": limit}))
             .collect();
+        let unreadable: Vec<serde_json::Value> = unverifiable
+            .iter()
+            .map(|(r, m, e)| serde_json::json!({"rules": r.name(), "material": m.to_string(), "error": e}))
+            .collect();
         println!(
             "{}",
-            serde_json::json!({"tables": list, "failed": failed, "not_checked": skipped})
+            serde_json::json!({"tables": list, "failed": failed, "not_checked": skipped, "unverifiable": unreadable})
         );
     } else {
         println!(
@@ -1320,6 +1342,13 @@ fn cmd_verify(
                 String::new()
             } else {
                 format!(", {} not checked for lack of memory", not_checked.len())
+            } + &if unverifiable.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", {} not checked: a table they need could not be read",
+                    unverifiable.len()
+                )
             },
             manifest.map_or(String::new(), |p| format!(
                 " (statistics and checksums compared with {})",
@@ -1329,6 +1358,13 @@ fn cmd_verify(
     }
     if failed > 0 {
         return Err(CliError::VerifyFailed);
+    }
+    if let Some((r, m, e)) = unverifiable.first() {
+        return Err(CliError::Other(format!(
+            "{} tables could not be checked; the first, {m} ({}): {e}",
+            unverifiable.len(),
+            r.name()
+        )));
     }
     if !not_checked.is_empty() {
         let names: Vec<String> = not_checked

@@ -162,7 +162,15 @@ pub fn verify_table_with_progress(
                 material, rules, metric,
             )));
         }
-        let f = TableFile::open_expecting(&path, material, rules, metric)?;
+        // A file that does not even open (cut short, a damaged header or
+        // block index) fails the check like one whose body is damaged.
+        let f = match TableFile::open_expecting(&path, material, rules, metric) {
+            Ok(f) => f,
+            Err(e) => {
+                file_errors.push(e.to_string());
+                continue;
+            }
+        };
         if let Err(e) = f.check_body() {
             file_errors.push(e.to_string());
         } else if let Err(e) = f.for_each_block(|_| {}) {

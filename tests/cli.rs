@@ -329,3 +329,41 @@ fn generate_replaces_a_damaged_table_and_says_so() {
     assert_eq!(code, 0, "{out}");
     assert_eq!(std::fs::metadata(&file).unwrap().len(), len);
 }
+
+/// `verify` goes on past damaged tables: one whose own file is cut short
+/// fails (status 1), those that need it are named as not checked, and the
+/// rest are checked.
+#[test]
+fn verify_reports_a_damaged_table_and_checks_the_rest() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-verify-damaged");
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().unwrap();
+    let (code, _, err) = run(&["generate", "--max-pieces", "2", "--out", d]);
+    assert_eq!(code, 0, "{err}");
+    let file = dir.join("KvK.official.dtw");
+    let len = std::fs::metadata(&file).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    let (code, out, _) = run(&["verify", "--tables", d, "--rules", "official"]);
+    assert_eq!(code, 1, "{out}");
+    let line = |m: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(m))
+            .unwrap_or_else(|| panic!("no line for {m}: {out}"))
+            .to_string()
+    };
+    assert!(line("KvK").contains("FAILED"), "{out}");
+    assert!(out.contains("KvK.official.dtw"), "{out}");
+    // MvK's promotion leads to KvK; KvM and MvM need no KvK.
+    assert!(line("MvK").contains("NOT CHECKED"), "{out}");
+    assert!(line("KvM").contains(" ok "), "{out}");
+    assert!(line("MvM").contains(" ok "), "{out}");
+    assert!(
+        out.contains("3 tables checked, 1 failed, 1 not checked"),
+        "{out}"
+    );
+}
