@@ -296,16 +296,20 @@ fn generate_names_a_work_file_it_cannot_write() {
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
-/// A damaged table file (here cut short) is named with what is wrong and
-/// generated again; the regenerated table verifies.
-#[test]
-fn generate_replaces_a_damaged_table_and_says_so() {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-damaged");
+/// The tables up to two pieces, generated afresh into `name` under the test
+/// directory, with `file` then cut to half its length (returned).
+fn tables_with_one_cut_short(name: &str, file: &str) -> (std::path::PathBuf, u64) {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
-    let d = dir.to_str().unwrap();
-    let (code, _, err) = run(&["generate", "--max-pieces", "2", "--out", d]);
+    let (code, _, err) = run(&[
+        "generate",
+        "--max-pieces",
+        "2",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{err}");
-    let file = dir.join("KvM.official.dtw");
+    let file = dir.join(file);
     let len = std::fs::metadata(&file).unwrap().len();
     std::fs::OpenOptions::new()
         .write(true)
@@ -313,6 +317,15 @@ fn generate_replaces_a_damaged_table_and_says_so() {
         .unwrap()
         .set_len(len / 2)
         .unwrap();
+    (dir, len)
+}
+
+/// A damaged table file (here cut short) is named with what is wrong and
+/// generated again; the regenerated table verifies.
+#[test]
+fn generate_replaces_a_damaged_table_and_says_so() {
+    let (dir, len) = tables_with_one_cut_short("cli-damaged", "KvM.official.dtw");
+    let (d, file) = (dir.to_str().unwrap(), dir.join("KvM.official.dtw"));
     let (code, _, err) = run(&["generate", "--max-pieces", "2", "--out", d]);
     assert_eq!(code, 0, "{err}");
     assert!(
@@ -335,19 +348,8 @@ fn generate_replaces_a_damaged_table_and_says_so() {
 /// rest are checked.
 #[test]
 fn verify_reports_a_damaged_table_and_checks_the_rest() {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-verify-damaged");
-    let _ = std::fs::remove_dir_all(&dir);
+    let (dir, _) = tables_with_one_cut_short("cli-verify-damaged", "KvK.official.dtw");
     let d = dir.to_str().unwrap();
-    let (code, _, err) = run(&["generate", "--max-pieces", "2", "--out", d]);
-    assert_eq!(code, 0, "{err}");
-    let file = dir.join("KvK.official.dtw");
-    let len = std::fs::metadata(&file).unwrap().len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&file)
-        .unwrap()
-        .set_len(len / 2)
-        .unwrap();
     let (code, out, _) = run(&["verify", "--tables", d, "--rules", "official"]);
     assert_eq!(code, 1, "{out}");
     let line = |m: &str| {
