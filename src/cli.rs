@@ -1009,6 +1009,10 @@ fn update_manifest(
         let _ = std::fs::remove_file(&tmp);
         return Err(CliError::Other(format!("{}: {e}", path.display())));
     }
+    // Make the rename itself durable, as the table files' renames are.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
     Ok(())
 }
 
