@@ -162,9 +162,8 @@ pub struct MaterialIndex {
     size: u64,
     /// Each counter combination's parts: the side to move's and the
     /// opponent's three-move codes and the draw counter code, for
-    /// [`MaterialIndex::set_counters`], which runs for every state the
-    /// generator visits (it had 10% of the samples of the KMMvKM pair; this
-    /// takes its divisions out, not measurably).
+    /// [`MaterialIndex::set_counters`] and [`MaterialIndex::set_counters_of`],
+    /// which run for every state the generator visits.
     codes: Vec<[u8; 3]>,
 }
 
@@ -536,7 +535,6 @@ impl MaterialIndex {
     #[inline]
     pub(crate) fn set_counters_of(&self, counters: &PlacementCounters, pos: &mut Position, c: u64) {
         let [t_w, t_b, s] = self.codes[c as usize];
-        debug_assert_eq!(counters.white.len() as u64, self.t_stm);
         pos.three = [counters.white[t_w as usize], counters.black[t_b as usize]];
         self.set_draw_counter(pos, s);
         #[cfg(debug_assertions)]
