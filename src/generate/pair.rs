@@ -83,55 +83,144 @@ fn solve_batch(
 
     // 3. The rest are draws. Into the work files with them, counting each
     // table's values on the way (saving the writer a pass over the files).
-    //
-    // Positioned writes, not stores through the map: a full disk is then an
-    // error naming the work file, where a store into a shared file mapping
-    // raised SIGBUS and killed the run (measured: the speed is the same).
-    let (parts, len) = (&batch.parts, layout.len as usize);
-    const DRAW: u16 = Value {
-        wdl: Wdl::Draw,
-        dtw: 0,
-    }
-    .pack();
-    let mut tallies = vec![Tally::default(); tables.len()];
-    for (i, p) in parts.iter().enumerate() {
-        use std::os::unix::fs::FileExt;
-        let table = &tables[p.table];
-        let start = 2 * p.slice * len as u64;
-        const CHUNK: usize = 1 << 16;
-        let tally = work.cells[i * len..(i + 1) * len]
-            .par_chunks(CHUNK)
-            .enumerate()
-            .map(|(k, src)| {
-                let mut tally = Tally::default();
-                let mut bytes = Vec::with_capacity(2 * src.len());
-                for c in src {
-                    let v = match Cell(c.load(Relaxed)).result() {
-                        0 => DRAW,
-                        v => v,
-                    };
-                    tally.add(Value::unpack(v).expect("a solved value"));
-                    bytes.extend_from_slice(&v.to_le_bytes());
-                }
-                table
-                    .file
-                    .write_all_at(&bytes, start + 2 * (k * CHUNK) as u64)
-                    .map(|()| tally)
-            })
-            .try_reduce(Tally::default, |a, b| Ok(a.merge(b)))
-            .map_err(|source| {
-                GenerateError::Table(TableError::Io {
-                    path: table.path.clone(),
-                    source,
-                })
-            })?;
-        tallies[p.table] = tallies[p.table].merge(tally);
-    }
+    let tallies = write_batch(tables, batch, &layout, &work)?;
     *spare = Spare {
         cells: Some(work.cells),
         relays: Some(relays.cells),
         order: Some(order.bits),
     };
+    Ok(tallies)
+}
+
+/// A solved value as stored in the work file: an unsolved cell is a draw.
+#[inline]
+fn finished(c: &std::sync::atomic::AtomicU64) -> u16 {
+    const DRAW: u16 = Value {
+        wdl: Wdl::Draw,
+        dtw: 0,
+    }
+    .pack();
+    match Cell(c.load(Relaxed)).result() {
+        0 => DRAW,
+        v => v,
+    }
+}
+
+/// Slices of at least this many states are written in pieces of it, in
+/// parallel; smaller ones are gathered by their place in the file.
+const WRITE_CHUNK: usize = 1 << 16;
+
+/// Bytes between two small slices of a batch that are written again with
+/// what they hold, so that the two go out in one write.
+const GAP_BYTES: u64 = 4096;
+
+/// The most bytes one write of gathered small slices covers.
+const GROUP_BYTES: u64 = 1 << 20;
+
+/// Write the values of a solved batch into the work files, unsolved cells as
+/// draws, and count each table's values.
+///
+/// Positioned writes, not stores through the map: a full disk is then an
+/// error naming the work file, where a store into a shared file mapping
+/// raised SIGBUS and killed the run. Small slices (one man placement holds a
+/// single state in MMMvMM) are gathered by their place in the file: written
+/// one by one they cost a system call per few bytes, which took 37% of that
+/// pair's time (BENCHMARKS.md, 2026-12-05).
+fn write_batch(
+    tables: &[PairTable],
+    batch: &Batch,
+    layout: &Layout,
+    work: &Work,
+) -> Result<Vec<Tally>, GenerateError> {
+    use std::os::unix::fs::FileExt;
+    let (parts, len) = (&batch.parts, layout.len as usize);
+    let failed = |t: usize, source: std::io::Error| {
+        GenerateError::Table(TableError::Io {
+            path: tables[t].path.clone(),
+            source,
+        })
+    };
+    let mut tallies = vec![Tally::default(); tables.len()];
+    if len >= WRITE_CHUNK {
+        for (i, p) in parts.iter().enumerate() {
+            let table = &tables[p.table];
+            let start = 2 * p.slice * len as u64;
+            let tally = work.cells[i * len..(i + 1) * len]
+                .par_chunks(WRITE_CHUNK)
+                .enumerate()
+                .map(|(k, src)| {
+                    let mut tally = Tally::default();
+                    let mut bytes = Vec::with_capacity(2 * src.len());
+                    for c in src {
+                        let v = finished(c);
+                        tally.add(Value::unpack(v).expect("a solved value"));
+                        bytes.extend_from_slice(&v.to_le_bytes());
+                    }
+                    table
+                        .file
+                        .write_all_at(&bytes, start + 2 * (k * WRITE_CHUNK) as u64)
+                        .map(|()| tally)
+                })
+                .try_reduce(Tally::default, |a, b| Ok(a.merge(b)))
+                .map_err(|e| failed(p.table, e))?;
+            tallies[p.table] = tallies[p.table].merge(tally);
+        }
+        return Ok(tallies);
+    }
+    // Groups of parts close together in one file: the table, the bytes of
+    // the file the group covers, and its parts (in `order`).
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_unstable_by_key(|&i| (parts[i].table, parts[i].slice));
+    let bytes_of = |i: usize| {
+        let start = 2 * parts[i].slice * len as u64;
+        start..start + 2 * len as u64
+    };
+    let mut groups: Vec<(usize, std::ops::Range<u64>, std::ops::Range<usize>)> = Vec::new();
+    for (k, &i) in order.iter().enumerate() {
+        let (table, bytes) = (parts[i].table, bytes_of(i));
+        match groups.last_mut() {
+            Some((t, r, ks))
+                if *t == table
+                    && bytes.start <= r.end + GAP_BYTES
+                    && bytes.end - r.start <= GROUP_BYTES =>
+            {
+                r.end = bytes.end;
+                ks.end = k + 1;
+            }
+            _ => groups.push((table, bytes, k..k + 1)),
+        }
+    }
+    let counted = groups
+        .par_iter()
+        .map(|(t, r, ks)| {
+            let table = &tables[*t];
+            // The gaps between the group's parts belong to slices of other
+            // batches (solved or not yet), which no one writes meanwhile:
+            // they are written back as they are.
+            let mut bytes = table.store[r.start as usize..r.end as usize].to_vec();
+            let mut tally = Tally::default();
+            for &i in &order[ks.clone()] {
+                let at = (bytes_of(i).start - r.start) as usize;
+                let out = &mut bytes[at..at + 2 * len];
+                for (c, o) in work.cells[i * len..(i + 1) * len]
+                    .iter()
+                    .zip(out.chunks_exact_mut(2))
+                {
+                    let v = finished(c);
+                    tally.add(Value::unpack(v).expect("a solved value"));
+                    o.copy_from_slice(&v.to_le_bytes());
+                }
+            }
+            table
+                .file
+                .write_all_at(&bytes, r.start)
+                .map(|()| (*t, tally))
+                .map_err(|e| failed(*t, e))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    for (t, tally) in counted {
+        tallies[t] = tallies[t].merge(tally);
+    }
     Ok(tallies)
 }
 
