@@ -46,41 +46,43 @@ pub(super) fn batches(tables: &[&MaterialIndex], batch_states: u64) -> Vec<Batch
     let symmetric = tables.len() == 1;
     let t0 = tables[0];
     let slices = t0.size() / t0.slice_len();
-    let mut groups: Vec<(u32, Vec<Slice>)> = (0..slices)
+    // Per slice: its level, and its partner's table and slice if it is
+    // listed with it (`NONE` for a symmetric slice that is its own partner).
+    // Plain tuples sorted in place: with a vector per slice, planning MMMvMM
+    // (12.4 M one-state slices) took a sixth of its pair's time.
+    const NONE: u64 = u64::MAX;
+    let other = if symmetric { 0 } else { 1 };
+    let mut groups: Vec<(u32, u64, u64)> = (0..slices)
         .into_par_iter()
         .filter_map(|s| {
             let p = t0.position(s * t0.slice_len());
-            let other = if symmetric { 0 } else { 1 };
             // The same men with the other side to move (the index flips it into its table).
             let mut q = p;
             q.turn = Side::Black;
             let partner = tables[other].index(&q) / tables[other].slice_len();
-            let mut parts = vec![Slice { table: 0, slice: s }];
-            if symmetric {
-                if partner < s {
-                    return None; // listed with its partner
-                }
-                if partner != s {
-                    parts.push(Slice {
-                        table: 0,
-                        slice: partner,
-                    });
-                }
-            } else {
-                parts.push(Slice {
-                    table: 1,
-                    slice: partner,
-                });
+            if symmetric && partner < s {
+                return None; // listed with its partner
             }
-            Some((advancement(&p), parts))
+            let partner = if symmetric && partner == s {
+                NONE
+            } else {
+                partner
+            };
+            Some((advancement(&p), s, partner))
         })
         .collect();
-    groups.sort_by_key(|(level, parts)| (*level, parts[0].slice));
+    // Slices are unique, so an unstable sort gives the same order.
+    groups.par_sort_unstable_by_key(|&(level, s, _)| (level, s));
     let mut out: Vec<Batch> = Vec::new();
     let mut current = Batch::default();
     let (mut level, mut states) = (u32::MAX, 0u64);
-    for (l, parts) in groups {
-        let n: u64 = parts.iter().map(|p| tables[p.table].slice_len()).sum();
+    for (l, s, partner) in groups {
+        let n = t0.slice_len()
+            + if partner == NONE {
+                0
+            } else {
+                tables[other].slice_len()
+            };
         if !current.parts.is_empty() && (l != level || states + n > batch_states) {
             out.push(std::mem::take(&mut current));
             states = 0;
@@ -88,11 +90,16 @@ pub(super) fn batches(tables: &[&MaterialIndex], batch_states: u64) -> Vec<Batch
         level = l;
         states += n;
         let at = current.parts.len() as u64;
-        current.partner.extend(match parts.len() {
-            1 => vec![at],
-            _ => vec![at + 1, at],
-        });
-        current.parts.extend(parts);
+        current.parts.push(Slice { table: 0, slice: s });
+        if partner == NONE {
+            current.partner.push(at);
+        } else {
+            current.partner.extend([at + 1, at]);
+            current.parts.push(Slice {
+                table: other,
+                slice: partner,
+            });
+        }
     }
     if !current.parts.is_empty() {
         out.push(current);
