@@ -828,9 +828,18 @@ impl generate::Progress for Bar {
         self.bar.skip(states);
     }
     fn done(&self, st: &TableStats) {
+        // When it was written (seconds into the run): the differences between
+        // the lines are the time each pair took.
         let line = format!(
-            "{:<8} {:<10} {:>12} states  win {:>11}  draw {:>11}  loss {:>11}  longest win {:>3}",
-            st.rules, st.material, st.states, st.wins, st.draws, st.losses, st.longest_win
+            "{:<8} {:<10} {:>12} states  win {:>11}  draw {:>11}  loss {:>11}  longest win {:>3}  at {:>7.1} s",
+            st.rules,
+            st.material,
+            st.states,
+            st.wins,
+            st.draws,
+            st.losses,
+            st.longest_win,
+            self.bar.start.elapsed().as_secs_f64()
         );
         if self.quiet {
             return;
