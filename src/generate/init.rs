@@ -438,113 +438,126 @@ pub(super) fn initialise(
     for pass in [Pass::Captures, Pass::Others] {
         let items: Vec<Vec<Segment>> = (0..total.div_ceil(CHUNK))
             .into_par_iter()
-            .map(|c| {
-                let mut out = Vec::new();
-                let mut scratch = InitScratch::new(&tables[0].index);
-                // The states of one placement (they differ only in counters) are
-                // consecutive, in one part of the batch: find the table and index
-                // of the first, then step through its counter combinations.
-                let (mut t, mut counters, mut placement_end, mut skip) = (0, 0, 0, true);
-                let mut done = 0;
-                for g in c * CHUNK..((c + 1) * CHUNK).min(total) {
-                    if g < placement_end {
-                        counters += 1;
-                    } else {
-                        let idx;
-                        (t, idx) = layout.global(g);
-                        counters = idx % per;
-                        placement_end = g + per - counters;
-                        let (ix, next) = (&tables[t].index, &tables[layout.other_table(t)]);
-                        skip = match pass {
-                            Pass::Captures => {
-                                let capture = scratch.locate(ix, t, idx / per).has_capture();
-                                if capture {
-                                    captures.set(g / per);
-                                    scratch.prepare(ix, next, solved, true);
-                                    scratch.solve_capture_placement(ix, next, solved);
+            // One scratch per rayon job, not per chunk: a new one allocates and
+            // clears its two placement caches (80 KB), which took 1.6% of a
+            // five-piece run (BENCHMARKS.md, 2026-12-05). Its caches are keyed
+            // by what they hold, so they stay valid from chunk to chunk.
+            .map_init(
+                || InitScratch::new(&tables[0].index),
+                |scratch, c| {
+                    let mut out = Vec::new();
+                    // The states of one placement (they differ only in counters) are
+                    // consecutive, in one part of the batch: find the table and index
+                    // of the first, then step through its counter combinations.
+                    let (mut t, mut counters, mut placement_end, mut skip) = (0, 0, 0, true);
+                    let mut done = 0;
+                    for g in c * CHUNK..((c + 1) * CHUNK).min(total) {
+                        if g < placement_end {
+                            counters += 1;
+                        } else {
+                            let idx;
+                            (t, idx) = layout.global(g);
+                            counters = idx % per;
+                            placement_end = g + per - counters;
+                            let (ix, next) = (&tables[t].index, &tables[layout.other_table(t)]);
+                            skip = match pass {
+                                Pass::Captures => {
+                                    let capture = scratch.locate(ix, t, idx / per).has_capture();
+                                    if capture {
+                                        captures.set(g / per);
+                                        scratch.prepare(ix, next, solved, true);
+                                        scratch.solve_capture_placement(ix, next, solved);
+                                    }
+                                    !capture
                                 }
-                                !capture
-                            }
-                            Pass::Others => {
-                                let capture = captures.get(g / per);
-                                if !capture {
-                                    scratch.locate(ix, t, idx / per);
-                                    scratch.prepare(ix, next, solved, false);
-                                    let partner_start = partner[(g / len) as usize] * len;
-                                    scratch.find_known(
-                                        &next.index,
-                                        partner_start,
-                                        &captures,
-                                        per,
-                                        work,
-                                    );
-                                    debug_assert!(scratch.known.iter().all(|k| {
-                                        let mut child =
-                                            moved(&scratch.pos, Side::White, k.to, k.king, true);
-                                        child.turn = Side::Black;
-                                        layout.global(k.start)
-                                            == (
-                                                layout.other_table(t),
-                                                next.index.placement_base(&child.flip()),
-                                            )
-                                    }));
+                                Pass::Others => {
+                                    let capture = captures.get(g / per);
+                                    if !capture {
+                                        scratch.locate(ix, t, idx / per);
+                                        scratch.prepare(ix, next, solved, false);
+                                        let partner_start = partner[(g / len) as usize] * len;
+                                        scratch.find_known(
+                                            &next.index,
+                                            partner_start,
+                                            &captures,
+                                            per,
+                                            work,
+                                        );
+                                        debug_assert!(scratch.known.iter().all(|k| {
+                                            let mut child = moved(
+                                                &scratch.pos,
+                                                Side::White,
+                                                k.to,
+                                                k.king,
+                                                true,
+                                            );
+                                            child.turn = Side::Black;
+                                            layout.global(k.start)
+                                                == (
+                                                    layout.other_table(t),
+                                                    next.index.placement_base(&child.flip()),
+                                                )
+                                        }));
+                                    }
+                                    capture
                                 }
-                                capture
-                            }
-                        };
-                    }
-                    if skip {
-                        continue;
-                    }
-                    done += 1;
-                    let ix = &tables[t].index;
-                    if pass == Pass::Captures {
-                        let v = scratch.capture_values[(counters % ix.carried_counters()) as usize];
-                        work.set(g as usize, Cell::OPEN.with_result(v.pack()));
-                        #[cfg(debug_assertions)]
-                        {
-                            // The shortcut against this state's own value.
-                            let mut pos = scratch.pos;
-                            ix.set_counters(&mut pos, counters);
-                            let next = &tables[layout.other_table(t)];
-                            let own = match pos.outcome_with(true) {
-                                Some(o) => Value { wdl: o.wdl, dtw: 0 },
-                                None => leaving_moves(&pos, next, solved, &mut scratch).value(),
                             };
-                            assert_eq!(own, v);
                         }
-                        continue;
-                    }
-                    let mut pos = scratch.pos;
-                    ix.set_counters_of(&scratch.counters, &mut pos, counters);
-                    if let Some(f) = fresh[t] {
-                        // The state with three-move state none sets up the relay
-                        // nodes of its placement and carried counters: a node
-                        // waits for its king's moves that are not known yet.
-                        if counters < f.carried {
-                            let start = g - counters;
-                            for (king, &(_, n)) in scratch.king_moves.iter().enumerate() {
-                                let node = f.node(start, counters, king as u64, len, per_part);
-                                let open = n - scratch.known_of_king[king];
-                                relays.set(node as usize, Cell::OPEN.with_remaining(open as u8));
+                        if skip {
+                            continue;
+                        }
+                        done += 1;
+                        let ix = &tables[t].index;
+                        if pass == Pass::Captures {
+                            let v =
+                                scratch.capture_values[(counters % ix.carried_counters()) as usize];
+                            work.set(g as usize, Cell::OPEN.with_result(v.pack()));
+                            #[cfg(debug_assertions)]
+                            {
+                                // The shortcut against this state's own value.
+                                let mut pos = scratch.pos;
+                                ix.set_counters(&mut pos, counters);
+                                let next = &tables[layout.other_table(t)];
+                                let own = match pos.outcome_with(true) {
+                                    Some(o) => Value { wdl: o.wdl, dtw: 0 },
+                                    None => leaving_moves(&pos, next, solved, scratch).value(),
+                                };
+                                assert_eq!(own, v);
+                            }
+                            continue;
+                        }
+                        let mut pos = scratch.pos;
+                        ix.set_counters_of(&scratch.counters, &mut pos, counters);
+                        if let Some(f) = fresh[t] {
+                            // The state with three-move state none sets up the relay
+                            // nodes of its placement and carried counters: a node
+                            // waits for its king's moves that are not known yet.
+                            if counters < f.carried {
+                                let start = g - counters;
+                                for (king, &(_, n)) in scratch.king_moves.iter().enumerate() {
+                                    let node = f.node(start, counters, king as u64, len, per_part);
+                                    let open = n - scratch.known_of_king[king];
+                                    relays
+                                        .set(node as usize, Cell::OPEN.with_remaining(open as u8));
+                                }
                             }
                         }
+                        init_state(
+                            work,
+                            g,
+                            &pos,
+                            counters % ix.carried_counters(),
+                            fresh[t].is_some(),
+                            &tables[layout.other_table(t)],
+                            solved,
+                            scratch,
+                            &mut out,
+                        );
                     }
-                    init_state(
-                        work,
-                        g,
-                        &pos,
-                        counters % ix.carried_counters(),
-                        fresh[t].is_some(),
-                        &tables[layout.other_table(t)],
-                        solved,
-                        &mut scratch,
-                        &mut out,
-                    );
-                }
-                progress(done);
-                segments(out, |e| layout.run_of(e))
-            })
+                    progress(done);
+                    segments(out, |e| layout.run_of(e))
+                },
+            )
             .collect();
         for v in items {
             for s in v {
