@@ -349,6 +349,45 @@ fn a_file_under_the_wrong_name_is_refused() {
     assert!(e.to_string().contains("expected KvKK"), "{e}");
 }
 
+/// A table's two files are decoded together: values of every DTW width come
+/// back as written (a draw's DTW as 0), and a damaged DTW file is named.
+#[test]
+fn decoded_values_are_the_values_written() {
+    let m: Material = "KMvK".parse().unwrap();
+    let ix = MaterialIndex::new(m, RuleSet::Official);
+    let dir = fresh_dir("tables-decoded");
+    // Largest DTW 199 (one byte per value) and 999 (two bytes).
+    for top in [200u64, 1000] {
+        let values: Vec<u16> = (0..ix.size())
+            .map(|i| {
+                let wdl = [Wdl::Loss, Wdl::Draw, Wdl::Win][(i / 7 % 3) as usize];
+                let dtw = if wdl == Wdl::Draw {
+                    0
+                } else {
+                    (i % top) as u16
+                };
+                generate::Value { wdl, dtw }.pack()
+            })
+            .collect();
+        generate::write_tables(&dir, m, RuleSet::Official, &values).unwrap();
+        assert_eq!(
+            generate::load_values(&dir, m, RuleSet::Official).unwrap(),
+            values,
+            "largest DTW {}",
+            top - 1
+        );
+    }
+    let dtw = dir.join(table::file_name(m, RuleSet::Official, Metric::Dtw));
+    let mut bytes = std::fs::read(&dtw).unwrap();
+    let n = bytes.len();
+    bytes[n - 3] ^= 0x55;
+    std::fs::write(&dtw, &bytes).unwrap();
+    let err = generate::load_values(&dir, m, RuleSet::Official)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("KMvK.official.dtw"), "{err}");
+}
+
 #[test]
 fn verify_reports_a_wrong_value() {
     // Rewrite KvM with one value changed (valid checksums): verification must catch it.

@@ -139,8 +139,8 @@ fn table_states(dir: &Path, material: Material, rules: RuleSet) -> Result<u64, G
 }
 
 /// Decode a finished table's values into `out`, which must have one slot per
-/// state. A group of blocks at a time, WDL first and then DTW merged in place, so the peak
-/// is the packed values alone.
+/// state: both files together, a group of blocks at a time, so the peak is
+/// the packed values alone.
 fn decode_values_into(
     dir: &Path,
     material: Material,
@@ -149,25 +149,17 @@ fn decode_values_into(
 ) -> Result<(), GenerateError> {
     let wdl_file = open_table(dir, material, rules, Metric::Wdl)?;
     let dtw_file = open_table(dir, material, rules, Metric::Dtw)?;
-    // `decode_into` checks that each file has one value per slot of `out`.
-    wdl_file.decode_into(out, |v, w| {
+    // `decode_with_dtw_into` checks that each file has one value per slot of
+    // `out`. A draw's DTW is 0, whatever the file holds there (see
+    // `Metric::Dtw`).
+    wdl_file.decode_with_dtw_into(&dtw_file, out, |w, d| {
         let wdl = match w {
             0 => Wdl::Loss,
             1 => Wdl::Draw,
             _ => Wdl::Win,
         };
-        *v = Value { wdl, dtw: 0 }.pack();
-    })?;
-    // A draw's DTW is 0, whatever the file holds there (see `Metric::Dtw`).
-    let draw = Value {
-        wdl: Wdl::Draw,
-        dtw: 0,
-    }
-    .pack();
-    dtw_file.decode_into(out, |v, d| {
-        if *v != draw {
-            *v |= d
-        }
+        let dtw = if wdl == Wdl::Draw { 0 } else { d };
+        Value { wdl, dtw }.pack()
     })?;
     Ok(())
 }
