@@ -647,6 +647,16 @@ impl TableFile {
         Ok(states_here)
     }
 
+    /// Compare the checksum of every decoded value, in order, with the header's.
+    fn check_values(&self, sum: Fnv) -> Result<(), TableError> {
+        if sum.0 != self.header.values_checksum {
+            return Err(
+                self.corrupt("checksum of the decoded values does not match the header".into())
+            );
+        }
+        Ok(())
+    }
+
     fn corrupt(&self, what: String) -> TableError {
         TableError::Corrupt {
             path: self.path.clone(),
@@ -674,12 +684,7 @@ impl TableFile {
             values.extend((0..states_here).map(|i| decode_at(&buf, i, self.header.value_width)));
             f(&values);
         }
-        if sum.0 != self.header.values_checksum {
-            return Err(
-                self.corrupt("checksum of the decoded values does not match the header".into())
-            );
-        }
-        Ok(())
+        self.check_values(sum)
     }
 
     /// Decode every value into `out` (one slot per state), calling
@@ -742,12 +747,7 @@ impl TableFile {
                 sum.update(&buf?);
             }
         }
-        if sum.0 != self.header.values_checksum {
-            return Err(
-                self.corrupt("checksum of the decoded values does not match the header".into())
-            );
-        }
-        Ok(())
+        self.check_values(sum)
     }
 
     /// Decode a table's WDL file (`self`) and its DTW file together into
@@ -840,14 +840,8 @@ impl TableFile {
             wsum.update(w);
             dsum.update(d);
         }
-        for (file, sum) in [(self, wsum), (dtw, dsum)] {
-            if sum.0 != file.header.values_checksum {
-                return Err(
-                    file.corrupt("checksum of the decoded values does not match the header".into())
-                );
-            }
-        }
-        Ok(())
+        self.check_values(wsum)?;
+        dtw.check_values(dsum)
     }
 
     /// Decode every value (for generation and verification).
