@@ -86,26 +86,61 @@ fn rank(set: u64, avail: u64) -> u64 {
     r
 }
 
+/// The largest `c` with `C(c, k) <= r`, for `2 <= k <= 4` and `r < C(50, k)`,
+/// by table: the binary search it replaces was a third of unranking a
+/// placement, which the generator does for every placement it visits
+/// (BENCHMARKS.md, 2026-12-05, tenth session).
+struct InverseBinomial {
+    /// `of[k - 2][r]`.
+    of: [Box<[u8]>; 3],
+}
+
+static INVERSE_BINOMIAL: std::sync::LazyLock<InverseBinomial> =
+    std::sync::LazyLock::new(|| InverseBinomial {
+        of: [2, 3, 4].map(|k| {
+            let mut t = Vec::with_capacity(binom(50, k) as usize);
+            let mut c = k - 1;
+            for r in 0..binom(50, k) {
+                while binom(c + 1, k) <= r {
+                    c += 1;
+                }
+                t.push(c as u8);
+            }
+            t.into_boxed_slice()
+        }),
+    });
+
+/// The largest `c < hi` with `C(c, k) <= r` (`k >= 2`, `r < C(hi, k)`).
+#[inline]
+fn inverse_binomial(r: u64, k: u32, hi: u32) -> u32 {
+    if k <= 4 {
+        // Every rank below C(hi, k) has its `c` below `hi`, so the table
+        // (built up to 50) answers for every `hi`.
+        return INVERSE_BINOMIAL.of[k as usize - 2][r as usize] as u32;
+    }
+    let (mut lo, mut top) = (k - 1, hi - 1);
+    while lo < top {
+        let mid = (lo + top).div_ceil(2);
+        if binom(mid, k) <= r {
+            lo = mid;
+        } else {
+            top = mid - 1;
+        }
+    }
+    lo
+}
+
 /// The set of `k` squares among `avail` with rank `r`.
 #[inline]
 fn unrank(mut r: u64, k: u32, avail: u64) -> u64 {
     let mut set = 0;
     let mut hi = avail.count_ones();
     for i in (1..=k).rev() {
-        // Largest c < hi with C(c, i) <= r, by binary search (C(c, i) grows with c).
+        debug_assert!(r < binom(hi, i));
         let c = if i == 1 {
             r as u32
         } else {
-            let (mut lo, mut top) = (i - 1, hi - 1);
-            while lo < top {
-                let mid = (lo + top).div_ceil(2);
-                if binom(mid, i) <= r {
-                    lo = mid;
-                } else {
-                    top = mid - 1;
-                }
-            }
-            lo
+            inverse_binomial(r, i, hi)
         };
         r -= binom(c, i);
         hi = c;
@@ -762,13 +797,33 @@ mod tests {
     }
 
     #[test]
+    fn inverse_binomials_by_table_and_by_search_agree() {
+        for k in 2..=4 {
+            for hi in k..=50 {
+                for r in 0..binom(hi, k) {
+                    let c = inverse_binomial(r, k, hi);
+                    assert!(c < hi && binom(c, k) <= r && r < binom(c + 1, k), "k {k} r {r}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn rank_and_unrank_are_inverse() {
-        let avail = WHITE_MIDDLE;
-        for r in 0..binom(40, 3) {
-            let set = unrank(r, 3, avail);
-            assert_eq!(set.count_ones(), 3);
-            assert_eq!(set & !avail, 0);
-            assert_eq!(rank(set, avail), r);
+        // Up to four by table, five by binary search (on fewer squares).
+        for (k, avail) in [
+            (1, WHITE_MIDDLE),
+            (2, ALL),
+            (3, WHITE_MIDDLE),
+            (4, WHITE_MIDDLE),
+            (5, WHITE_MIDDLE & 0xFFFFF << 10),
+        ] {
+            for r in 0..binom(avail.count_ones(), k) {
+                let set = unrank(r, k, avail);
+                assert_eq!(set.count_ones(), k);
+                assert_eq!(set & !avail, 0);
+                assert_eq!(rank(set, avail), r);
+            }
         }
     }
 }
