@@ -1127,6 +1127,7 @@ fn cmd_info(file: &Path, json: bool) -> Result<(), CliError> {
             "block_states": h.block_states,
             "blocks": h.blocks,
             "value_width": h.value_width,
+            "dtw_halved": h.dtw_halved,
             "bytes": t.file_len(),
             "values_checksum": format!("{:016x}", h.values_checksum),
             "body_checksum": body,
@@ -1155,9 +1156,14 @@ fn cmd_info(file: &Path, json: bool) -> Result<(), CliError> {
     println!("draws:         {} ({:.2}%)", h.draws, pct(h.draws));
     println!("losses:        {} ({:.2}%)", h.losses, pct(h.losses));
     println!("longest win:   {} plies", h.longest_win);
+    let encoding = match (h.metric, h.value_width) {
+        (Metric::Wdl, _) => "2-bit values".to_string(),
+        (_, w) if h.dtw_halved => format!("{w} byte values, DTW halved"),
+        (_, w) => format!("{w} byte values, DTW in plies"),
+    };
     println!(
-        "blocks:        {} of {} states, {} byte values",
-        h.blocks, h.block_states, h.value_width
+        "blocks:        {} of {} states, {encoding}",
+        h.blocks, h.block_states
     );
     println!(
         "size:          {} bytes ({:.1} states per byte)",

@@ -802,7 +802,10 @@ mod tests {
             for hi in k..=50 {
                 for r in 0..binom(hi, k) {
                     let c = inverse_binomial(r, k, hi);
-                    assert!(c < hi && binom(c, k) <= r && r < binom(c + 1, k), "k {k} r {r}");
+                    assert!(
+                        c < hi && binom(c, k) <= r && r < binom(c + 1, k),
+                        "k {k} r {r}"
+                    );
                 }
             }
         }

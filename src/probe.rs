@@ -233,7 +233,11 @@ impl Tablebase {
             return Ok(ProbeValue { wdl, dtw: None });
         }
         let dtw = match self.lookup(pos, Metric::Dtw)? {
-            Ok(d) => d as u32,
+            // The table is open: the lookup found it.
+            Ok(d) => self
+                .table(Material::of(pos), Metric::Dtw)?
+                .header()
+                .dtw_plies(d, wdl) as u32,
             Err(_) => 0,
         };
         Ok(ProbeValue {

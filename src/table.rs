@@ -7,7 +7,7 @@
 //! complete.
 
 use crate::material::Material;
-use crate::rules::RuleSet;
+use crate::rules::{RuleSet, Wdl};
 use memmap2::Mmap;
 use rayon::prelude::*;
 use std::cell::RefCell;
@@ -18,22 +18,27 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The first eight bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"FRTB\r\n\x1a\n";
-/// The version of the file layout this library writes. Version 2 leaves the
-/// DTW of drawn states unspecified (see [`Metric::Dtw`]); version 1 wrote 0.
-pub const FORMAT_VERSION: u16 = 2;
-/// The oldest version this library reads: versions 1 and 2 differ only in
-/// what a DTW file holds for drawn states, which readers ignore.
+/// The version of the file layout this library writes. Version 3 stores a
+/// DTW halved ([`Header::dtw_halved`]); version 2 leaves the DTW of drawn
+/// states unspecified (see [`Metric::Dtw`]); version 1 wrote 0 there.
+pub const FORMAT_VERSION: u16 = 3;
+/// The oldest version this library reads: versions 1 to 3 differ only in
+/// what a DTW file holds, and readers convert ([`Header::dtw_plies`]).
 pub const OLDEST_FORMAT_VERSION: u16 = 1;
 /// The version of the index scheme (`crate::index`) the values are ordered by.
 pub const INDEX_VERSION: u16 = 1;
 /// Size of the fixed header in bytes.
 pub const HEADER_LEN: usize = 88;
-/// zstd level. For inputs of at most 16 KiB (our blocks) zstd switches to its
-/// optimal parser from level 9 up, which costs 10-20 times the time of level 7
-/// for 2-5% smaller tables; level 6 with 16 KiB DTW blocks compresses 1.3-2.2
-/// times as fast as level 7 with 8 KiB ones, the files within 1% of the size
-/// (both measured in BENCHMARKS.md).
-const COMPRESSION_LEVEL: i32 = 6;
+/// zstd level of WDL files. For inputs of at most 16 KiB (our blocks) zstd
+/// switches to its optimal parser from level 9 up, which costs 10-20 times the
+/// time of level 7 for 2-5% smaller tables; level 6 with 16 KiB DTW blocks
+/// compresses 1.3-2.2 times as fast as level 7 with 8 KiB ones, the files
+/// within 1% of the size (both measured in BENCHMARKS.md).
+const WDL_COMPRESSION_LEVEL: i32 = 6;
+/// zstd level of DTW files: halved values at level 5 are smaller than whole
+/// ones were at level 6, and compress in two thirds of the time
+/// (BENCHMARKS.md, 2026-12-05, tenth session).
+const DTW_COMPRESSION_LEVEL: i32 = 5;
 /// States per compressed block of a WDL table (4 KiB of packed values: a probe
 /// decompresses little).
 pub const WDL_BLOCK_STATES: u32 = 16 * 1024;
@@ -68,9 +73,10 @@ fn decode_at(buf: &[u8], i: usize, encoding: u8) -> u16 {
 pub enum Metric {
     /// Win, draw or loss: one byte per state (0 loss, 1 draw, 2 win).
     Wdl,
-    /// Distance to win in plies (0 for finished games). Meaningful only where
+    /// Distance to win in plies (0 for finished games), stored halved since
+    /// format version 3 ([`Header::dtw_halved`]). Meaningful only where
     /// the WDL file says win or loss: for a drawn state the writer repeats the
-    /// DTW stored before it (runs compress better; 4-18% smaller DTW files on
+    /// value stored before it (runs compress better; 4-18% smaller DTW files on
     /// the four-piece tables), so readers must take draws from the WDL file.
     Dtw,
 }
@@ -151,6 +157,13 @@ pub struct Header {
     /// Value encoding: 1 (one byte), 2 (two bytes, little-endian; long DTW),
     /// or 4 (four 2-bit values per byte; WDL).
     pub value_width: u8,
+    /// A DTW file (version 3 on) whose values are the DTW halved, rounded
+    /// down: a won state's DTW is odd and a lost state's even (the winner
+    /// makes the last move), so the WDL value restores it
+    /// ([`Header::dtw_plies`]). Halving takes the parity, which the WDL file
+    /// holds already, out of the DTW file: 4-5% smaller and, at level 5,
+    /// faster to compress (BENCHMARKS.md, 2026-12-05, tenth session).
+    pub dtw_halved: bool,
     /// States per block.
     pub block_states: u32,
     /// Number of states.
@@ -201,6 +214,19 @@ impl Fnv {
 }
 
 impl Header {
+    /// The DTW in plies of a state whose value in this (DTW) file is
+    /// `stored` and whose WDL value is `wdl`; 0 for a draw, whose DTW the
+    /// file leaves unspecified.
+    #[inline]
+    pub fn dtw_plies(&self, stored: u16, wdl: Wdl) -> u16 {
+        match wdl {
+            Wdl::Draw => 0,
+            _ if !self.dtw_halved => stored,
+            Wdl::Win => 2 * stored + 1,
+            Wdl::Loss => 2 * stored,
+        }
+    }
+
     fn encode(&self) -> [u8; HEADER_LEN] {
         let mut h = [0u8; HEADER_LEN];
         h[0..8].copy_from_slice(&MAGIC);
@@ -214,6 +240,7 @@ impl Header {
         h[12..16].copy_from_slice(&[m.stm_men, m.stm_kings, m.opp_men, m.opp_kings]);
         h[16..18].copy_from_slice(&self.index_version.to_le_bytes());
         h[18] = self.value_width;
+        h[19] = self.dtw_halved as u8;
         h[20..24].copy_from_slice(&self.block_states.to_le_bytes());
         h[24..32].copy_from_slice(&self.states.to_le_bytes());
         h[32..40].copy_from_slice(&self.wins.to_le_bytes());
@@ -270,6 +297,7 @@ impl Header {
             material,
             index_version: u16_at(16),
             value_width: b[18],
+            dtw_halved: b[19] == 1,
             block_states: u32_at(20),
             states: u64_at(24),
             wins: u64_at(32),
@@ -285,6 +313,11 @@ impl Header {
                 "index scheme version {} (expected {INDEX_VERSION})",
                 header.index_version
             )));
+        }
+        // Byte 19 was reserved (0) before version 3.
+        let halving_allowed = metric == Metric::Dtw && version >= 3;
+        if b[19] > halving_allowed as u8 {
+            return Err(corrupt(&format!("bad DTW scale byte {}", b[19])));
         }
         if !matches!(header.value_width, 1 | 2 | PACKED_2BIT) || header.block_states == 0 {
             return Err(corrupt("bad value width or block size"));
@@ -326,15 +359,21 @@ pub fn write_table(path: &Path, data: &TableData<'_>) -> Result<Header, TableErr
         path: path.to_path_buf(),
         source,
     };
+    // DTW is stored halved (see [`Header::dtw_halved`]).
+    let halved = data.metric == Metric::Dtw;
     let (width, block_states) = match data.metric {
         Metric::Wdl => (PACKED_2BIT, WDL_BLOCK_STATES),
-        Metric::Dtw if data.max_value < 256 => (1, DTW_BLOCK_STATES),
+        Metric::Dtw if data.max_value >> 1 < 256 => (1, DTW_BLOCK_STATES),
         Metric::Dtw => (2, DTW_BLOCK_STATES),
+    };
+    let level = match data.metric {
+        Metric::Wdl => WDL_COMPRESSION_LEVEL,
+        Metric::Dtw => DTW_COMPRESSION_LEVEL,
     };
     let encode = |chunk: &[u16]| -> Vec<u8> {
         match width {
-            1 => chunk.iter().map(|&v| v as u8).collect(),
-            2 => chunk.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            1 => chunk.iter().map(|&v| (v >> 1) as u8).collect(),
+            2 => chunk.iter().flat_map(|v| (v >> 1).to_le_bytes()).collect(),
             _ => chunk
                 .chunks(4)
                 .map(|q| {
@@ -370,7 +409,7 @@ pub fn write_table(path: &Path, data: &TableData<'_>) -> Result<Header, TableErr
                 raw.par_iter()
                     .map_init(
                         || {
-                            let mut enc = zstd::bulk::Compressor::new(COMPRESSION_LEVEL)?;
+                            let mut enc = zstd::bulk::Compressor::new(level)?;
                             enc.include_checksum(true)?;
                             Ok::<_, io::Error>(enc)
                         },
@@ -404,6 +443,7 @@ pub fn write_table(path: &Path, data: &TableData<'_>) -> Result<Header, TableErr
         format_version: FORMAT_VERSION,
         index_version: INDEX_VERSION,
         value_width: width,
+        dtw_halved: halved,
         block_states,
         states: data.states,
         wins: data.counts.0,

@@ -204,20 +204,19 @@ pub fn verify_table_with_progress(
         let len = (size - step).min(STEP) as usize;
         let wdl = files[0].read_range(step, len)?;
         let dtw = files[1].read_range(step, len)?;
+        let dtw_header = files[1].header();
         let stored: Vec<Value> = wdl
             .iter()
             .zip(&dtw)
-            .map(|(&x, &dtw)| match x {
-                0 => Value {
-                    wdl: Wdl::Loss,
-                    dtw,
-                },
+            .map(|(&x, &d)| {
+                let wdl = match x {
+                    0 => Wdl::Loss,
+                    1 => Wdl::Draw,
+                    _ => Wdl::Win,
+                };
                 // A draw's DTW is 0, whatever the file holds there (see `Metric::Dtw`).
-                1 => Value {
-                    wdl: Wdl::Draw,
-                    dtw: 0,
-                },
-                _ => Value { wdl: Wdl::Win, dtw },
+                let dtw = dtw_header.dtw_plies(d, wdl);
+                Value { wdl, dtw }
             })
             .collect();
         for &v in &stored {

@@ -356,20 +356,25 @@ fn decoded_values_are_the_values_written() {
     let m: Material = "KMvK".parse().unwrap();
     let ix = MaterialIndex::new(m, RuleSet::Official);
     let dir = fresh_dir("tables-decoded");
-    // Largest DTW 199 (one byte per value) and 999 (two bytes).
-    for top in [200u64, 1000] {
+    // DTW files store the DTW halved (a win's is odd, a loss's even): largest
+    // DTW 511 (halved, one byte per value) and 999 (two bytes).
+    for (top, width) in [(512u64, 1), (1000, 2)] {
         let values: Vec<u16> = (0..ix.size())
             .map(|i| {
                 let wdl = [Wdl::Loss, Wdl::Draw, Wdl::Win][(i / 7 % 3) as usize];
-                let dtw = if wdl == Wdl::Draw {
-                    0
-                } else {
-                    (i % top) as u16
+                let dtw = match wdl {
+                    Wdl::Draw => 0,
+                    Wdl::Loss => (2 * i % top) as u16,
+                    Wdl::Win => (2 * i % top) as u16 + 1,
                 };
                 generate::Value { wdl, dtw }.pack()
             })
             .collect();
         generate::write_tables(&dir, m, RuleSet::Official, &values).unwrap();
+        let dtw = dir.join(table::file_name(m, RuleSet::Official, Metric::Dtw));
+        let header = TableFile::open(&dtw).unwrap().header().clone();
+        assert!(header.dtw_halved);
+        assert_eq!(header.value_width, width, "largest DTW {}", top - 1);
         assert_eq!(
             generate::load_values(&dir, m, RuleSet::Official).unwrap(),
             values,
@@ -386,6 +391,67 @@ fn decoded_values_are_the_values_written() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("KMvK.official.dtw"), "{err}");
+}
+
+/// Rewrite a table file's header (fixing its checksum).
+fn patch_header(path: &std::path::Path, patch: impl Fn(&mut [u8])) {
+    let mut bytes = std::fs::read(path).unwrap();
+    patch(&mut bytes[..table::HEADER_LEN]);
+    let sum = table::Fnv::of(&bytes[..80]);
+    bytes[80..88].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(path, &bytes).unwrap();
+}
+
+/// Version 3 halves DTW values; files of versions 1 and 2 hold plies, and
+/// byte 19 (reserved before version 3) marks which: readers honour it and
+/// refuse it where it cannot apply.
+#[test]
+fn dtw_scale_follows_the_header() {
+    let m: Material = "KKvK".parse().unwrap();
+    let dir = copy_of_tables("tables-dtw-scale", |name| name.starts_with("KKvK."));
+    let dtw = dir.join(table::file_name(m, RuleSet::Official, Metric::Dtw));
+    let wdl = dir.join(table::file_name(m, RuleSet::Official, Metric::Wdl));
+    let stored = TableFile::open(&dtw).unwrap().read_all().unwrap();
+    let values = generate::load_values(&dir, m, RuleSet::Official).unwrap();
+    let h = TableFile::open(&dtw).unwrap().header().clone();
+    assert!(h.dtw_halved && h.format_version == 3);
+    for (&s, &v) in stored.iter().zip(&values) {
+        let v = generate::Value::unpack(v).unwrap();
+        if v.wdl != Wdl::Draw {
+            assert_eq!(h.dtw_plies(s, v.wdl), v.dtw);
+            assert_eq!(v.dtw / 2, s);
+        }
+    }
+    assert!(values
+        .iter()
+        .any(|&v| generate::Value::unpack(v).unwrap().dtw > 1));
+    // The same bytes labelled version 2 are read as plies.
+    patch_header(&dtw, |h| {
+        h[8..10].copy_from_slice(&2u16.to_le_bytes());
+        h[19] = 0;
+    });
+    let read = generate::load_values(&dir, m, RuleSet::Official).unwrap();
+    for ((&r, &v), &s) in read.iter().zip(&values).zip(&stored) {
+        let (r, v) = (
+            generate::Value::unpack(r).unwrap(),
+            generate::Value::unpack(v).unwrap(),
+        );
+        assert_eq!(r.wdl, v.wdl);
+        assert_eq!(r.dtw, if v.wdl == Wdl::Draw { 0 } else { s });
+    }
+    // A halved version 2 file, or a halved WDL file, is refused, naming the file.
+    patch_header(&dtw, |h| h[19] = 1);
+    let err = TableFile::open(&dtw).unwrap_err().to_string();
+    assert!(
+        err.contains("KKvK.official.dtw") && err.contains("DTW scale"),
+        "{err}"
+    );
+    patch_header(&wdl, |h| h[19] = 1);
+    let err = TableFile::open(&wdl).unwrap_err().to_string();
+    assert!(
+        err.contains("KKvK.official.wdl") && err.contains("DTW scale"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -548,11 +614,12 @@ fn dtw_files_leave_draws_unspecified_and_readers_ignore_them() {
     assert_eq!((v.wdl, v.dtw), (Wdl::Draw, None));
 }
 
-/// Files of format version 1 (DTW 0 for draws) are still read.
+/// Files of format version 1 (DTW 0 for draws, in plies) are still read.
 #[test]
 fn version_one_files_are_still_read() {
     let t = damaged("KKvK.official.dtw", |b| {
         b[8..10].copy_from_slice(&1u16.to_le_bytes());
+        b[19] = 0; // version 1 has DTW in plies
         let sum = table::Fnv::of(&b[..80]);
         b[80..88].copy_from_slice(&sum.to_le_bytes());
     })
@@ -566,5 +633,5 @@ fn version_one_files_are_still_read() {
     })
     .expect_err("a newer version is refused");
     assert!(matches!(e, TableError::Version { .. }), "{e}");
-    assert!(e.to_string().contains("versions 1 to 2"), "{e}");
+    assert!(e.to_string().contains("versions 1 to 3"), "{e}");
 }

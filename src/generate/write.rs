@@ -230,6 +230,8 @@ pub(super) fn write_tables_from(
         for v in &mut values {
             let value = unpack(*v);
             if value.wdl != Wdl::Draw {
+                // What makes the halved DTW files possible (`Header::dtw_halved`).
+                debug_assert_eq!(value.dtw % 2 == 1, value.wdl == Wdl::Win, "DTW parity");
                 last = value.dtw;
             }
             *v = last;
