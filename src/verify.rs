@@ -221,8 +221,7 @@ pub fn verify_table_with_progress(
             .collect();
         for &v in &stored {
             counts.add(v);
-            let dtw = v.dtw.to_le_bytes();
-            sum.update(&[v.wdl as u8, dtw[0], dtw[1]]);
+            sum.update_record(v.wdl as u8, v.dtw);
         }
         let found: Vec<(u64, Vec<Mismatch>)> = stored
             .par_chunks(CHUNK as usize)

@@ -150,11 +150,11 @@ fn write_batch(
                 .enumerate()
                 .map(|(k, src)| {
                     let mut tally = Tally::default();
-                    let mut bytes = Vec::with_capacity(2 * src.len());
-                    for c in src {
+                    let mut bytes = vec![0u8; 2 * src.len()];
+                    for (c, o) in src.iter().zip(bytes.chunks_exact_mut(2)) {
                         let v = finished(c);
                         tally.add(Value::unpack(v).expect("a solved value"));
-                        bytes.extend_from_slice(&v.to_le_bytes());
+                        o.copy_from_slice(&v.to_le_bytes());
                     }
                     table
                         .file
