@@ -161,8 +161,9 @@ pub struct Header {
     /// down: a won state's DTW is odd and a lost state's even (the winner
     /// makes the last move), so the WDL value restores it
     /// ([`Header::dtw_plies`]). Halving takes the parity, which the WDL file
-    /// holds already, out of the DTW file: 4-5% smaller and, at level 5,
-    /// faster to compress (BENCHMARKS.md, 2026-12-05, tenth session).
+    /// holds already, out of the DTW file: at level 5, 2-4% smaller than
+    /// whole values at level 6, and a third faster to compress (BENCHMARKS.md,
+    /// 2026-12-05, tenth session).
     pub dtw_halved: bool,
     /// States per block.
     pub block_states: u32,
@@ -240,8 +241,9 @@ impl Header {
         match wdl {
             Wdl::Draw => 0,
             _ if !self.dtw_halved => stored,
-            Wdl::Win => 2 * stored + 1,
-            Wdl::Loss => 2 * stored,
+            // Saturating: a damaged file must not overflow (verify reports it).
+            Wdl::Win => stored.saturating_mul(2).saturating_add(1),
+            Wdl::Loss => stored.saturating_mul(2),
         }
     }
 
@@ -372,6 +374,7 @@ pub struct TableData<'a> {
 }
 
 /// Write a table file atomically: to `<path>.tmp`, synced, then renamed to `path`.
+/// DTW values are given in plies and stored halved ([`Header::dtw_halved`]).
 pub fn write_table(path: &Path, data: &TableData<'_>) -> Result<Header, TableError> {
     let io_err = |source| TableError::Io {
         path: path.to_path_buf(),

@@ -152,7 +152,7 @@ fn decode_values_into(
     // `decode_with_dtw_into` checks that each file has one value per slot of
     // `out`. A draw's DTW is 0, whatever the file holds there (see
     // `Metric::Dtw`).
-    let dtw_header = dtw_file.header().clone();
+    let dtw_header = dtw_file.header();
     wdl_file.decode_with_dtw_into(&dtw_file, out, |w, d| {
         let wdl = match w {
             0 => Wdl::Loss,
