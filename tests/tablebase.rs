@@ -393,12 +393,17 @@ fn decoded_values_are_the_values_written() {
     assert!(err.contains("KMvK.official.dtw"), "{err}");
 }
 
+/// Make a changed header's checksum right again.
+fn reseal_header(b: &mut [u8]) {
+    let sum = table::Fnv::of(&b[..80]);
+    b[80..88].copy_from_slice(&sum.to_le_bytes());
+}
+
 /// Rewrite a table file's header (fixing its checksum).
 fn patch_header(path: &std::path::Path, patch: impl Fn(&mut [u8])) {
     let mut bytes = std::fs::read(path).unwrap();
     patch(&mut bytes[..table::HEADER_LEN]);
-    let sum = table::Fnv::of(&bytes[..80]);
-    bytes[80..88].copy_from_slice(&sum.to_le_bytes());
+    reseal_header(&mut bytes);
     std::fs::write(path, &bytes).unwrap();
 }
 
@@ -620,16 +625,14 @@ fn version_one_files_are_still_read() {
     let t = damaged("KKvK.official.dtw", |b| {
         b[8..10].copy_from_slice(&1u16.to_le_bytes());
         b[19] = 0; // version 1 has DTW in plies
-        let sum = table::Fnv::of(&b[..80]);
-        b[80..88].copy_from_slice(&sum.to_le_bytes());
+        reseal_header(b);
     })
     .unwrap();
     assert_eq!(t.header().format_version, 1);
     t.check_body().unwrap();
     let e = damaged("KKvK.official.dtw", |b| {
         b[8..10].copy_from_slice(&(table::FORMAT_VERSION + 1).to_le_bytes());
-        let sum = table::Fnv::of(&b[..80]);
-        b[80..88].copy_from_slice(&sum.to_le_bytes());
+        reseal_header(b);
     })
     .expect_err("a newer version is refused");
     assert!(matches!(e, TableError::Version { .. }), "{e}");
