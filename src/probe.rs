@@ -181,11 +181,13 @@ impl Tablebase {
             .map_err(|e| ProbeError::Table(e.clone()))
     }
 
+    /// The stored value of `pos` in its `metric` table, with the table (whose
+    /// header says how to read it), or the outcome if the game is over.
     fn lookup(
         &self,
         pos: &Position,
         metric: Metric,
-    ) -> Result<Result<u16, crate::rules::Outcome>, ProbeError> {
+    ) -> Result<Result<(u16, &TableFile), crate::rules::Outcome>, ProbeError> {
         if pos.rules() != self.rules {
             return Err(ProbeError::WrongRules {
                 position: pos.rules(),
@@ -206,15 +208,15 @@ impl Tablebase {
         let ix = &self.indexes[&material];
         table
             .get(ix.index(pos))
-            .map(Ok)
+            .map(|v| Ok((v, table)))
             .map_err(|e| ProbeError::Table(Arc::new(e)))
     }
 
     /// Win, draw or loss for the side to move.
     pub fn probe_wdl(&self, pos: &Position) -> Result<Wdl, ProbeError> {
         Ok(match self.lookup(pos, Metric::Wdl)? {
-            Ok(0) => Wdl::Loss,
-            Ok(1) => Wdl::Draw,
+            Ok((0, _)) => Wdl::Loss,
+            Ok((1, _)) => Wdl::Draw,
             Ok(_) => Wdl::Win,
             Err(o) => o.wdl,
         })
@@ -233,11 +235,7 @@ impl Tablebase {
             return Ok(ProbeValue { wdl, dtw: None });
         }
         let dtw = match self.lookup(pos, Metric::Dtw)? {
-            // The table is open: the lookup found it.
-            Ok(d) => self
-                .table(Material::of(pos), Metric::Dtw)?
-                .header()
-                .dtw_plies(d, wdl) as u32,
+            Ok((d, table)) => table.header().dtw_plies(d, wdl) as u32,
             Err(_) => 0,
         };
         Ok(ProbeValue {

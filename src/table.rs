@@ -868,7 +868,7 @@ impl TableFile {
                                     )));
                                 }
                                 debug_assert_eq!(n, chunk.len());
-                                let wdl = |i: usize| ((wbuf[i / 4] >> (2 * (i % 4))) & 3) as u16;
+                                let wdl = |i: usize| decode_at(&wbuf, i, PACKED_2BIT);
                                 match dw {
                                     1 => chunk
                                         .iter_mut()
