@@ -369,3 +369,32 @@ fn verify_reports_a_damaged_table_and_checks_the_rest() {
         "{out}"
     );
 }
+
+/// A reader that goes away (`frisian-tb moves ... | head -1`) ends the
+/// process quietly, as with other Unix tools, instead of a panic with a
+/// backtrace from printing into the closed pipe.
+#[cfg(unix)]
+#[test]
+fn a_closed_output_pipe_is_no_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    for _ in 0..5 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_frisian-tb"))
+            .args(["moves", START])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("binary runs");
+        // Close the reading end before the program has printed.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        // Killed by SIGPIPE, or done before the pipe closed.
+        assert!(
+            out.status.success() || out.status.signal() == Some(13),
+            "{:?}: {stderr}",
+            out.status
+        );
+    }
+}
