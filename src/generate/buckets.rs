@@ -95,11 +95,12 @@ pub(super) fn put_in_state_order(
     order: &StateOrder,
     states: Range<u64>,
 ) -> Vec<Vec<Entry>> {
-    // The bitset's words that hold these states' bits. Runs are processed one
-    // at a time, so a word shared with a neighbouring run holds no bits of it.
-    let words =
-        &order.bits[(2 * states.start / 64) as usize..(2 * states.end).div_ceil(64) as usize];
-    let first_bit = 2 * states.start / 64 * 64;
+    // The bitset's words that hold these states' bits. Runs are solved side
+    // by side, so the first and last words may hold bits of neighbouring
+    // runs: only this run's bits are taken out of those.
+    let (lo, hi) = (2 * states.start, 2 * states.end);
+    let words = &order.bits[(lo / 64) as usize..hi.div_ceil(64) as usize];
+    let first_bit = lo / 64 * 64;
     let n: usize = segments.iter().map(Vec::len).sum();
     if (n as u64) < words.len() as u64 / 8 {
         let mut entries = if segments.len() == 1 {
@@ -130,9 +131,18 @@ pub(super) fn put_in_state_order(
         .map(|(c, words)| {
             let mut run = Vec::new();
             for (i, w) in words.iter().enumerate() {
-                let mut x = w.swap(0, Relaxed);
+                let at = first_bit + ((c * WORDS + i) * 64) as u64;
+                let mut x = if at >= lo && at + 64 <= hi {
+                    w.swap(0, Relaxed)
+                } else {
+                    // A word shared with a neighbouring run.
+                    let mine = (at..at + 64)
+                        .filter(|b| (lo..hi).contains(b))
+                        .fold(0u64, |m, b| m | 1 << (b - at));
+                    w.fetch_and(!mine, Relaxed) & mine
+                };
                 while x != 0 {
-                    let b = first_bit + ((c * WORDS + i) * 64) as u64 + x.trailing_zeros() as u64;
+                    let b = at + x.trailing_zeros() as u64;
                     x &= x - 1;
                     run.push(((b & 1) << 63) | (b / 2));
                 }
@@ -141,4 +151,44 @@ pub(super) fn put_in_state_order(
         })
         .filter(|run| !run.is_empty())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two runs whose states share bitset words are put in order side by
+    /// side: each takes out its own entries, once each, in state order, and
+    /// leaves the other's bits in the shared word (they may be set while it
+    /// reads); afterwards the bitset is all zero again.
+    #[test]
+    fn runs_side_by_side_take_only_their_own_bits() {
+        // Boundaries inside words (2 bits a state, 32 states a word).
+        let (a, b) = (0..37u64, 37..150u64);
+        let order = StateOrder::new(b.end, None).unwrap();
+        let entries = |r: &Range<u64>| -> Vec<Entry> {
+            r.clone()
+                .filter(|s| s % 3 != 1)
+                .map(|s| if s % 2 == 0 { s | WIN_BIT } else { s })
+                .rev()
+                .collect()
+        };
+        let (ea, eb) = (entries(&a), entries(&b));
+        // Run `b` has marked its entries and not read them yet.
+        for &e in &eb {
+            let bit = 2 * (e & !WIN_BIT) + (e >> 63);
+            order.bits[(bit / 64) as usize].fetch_or(1 << (bit % 64), Relaxed);
+        }
+        // Twice each: a repeat is dropped.
+        let got_a: Vec<Entry> =
+            put_in_state_order(vec![ea.clone(), ea.clone()], &order, a.clone()).concat();
+        let mut want_a = ea.clone();
+        want_a.sort_unstable_by_key(|&e| e & !WIN_BIT);
+        assert_eq!(got_a, want_a);
+        let got_b: Vec<Entry> = put_in_state_order(vec![eb.clone()], &order, b.clone()).concat();
+        let mut want_b = eb.clone();
+        want_b.sort_unstable_by_key(|&e| e & !WIN_BIT);
+        assert_eq!(got_b, want_b);
+        assert!(order.bits.iter().all(|w| w.load(Relaxed) == 0));
+    }
 }
