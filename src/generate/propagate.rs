@@ -13,6 +13,7 @@ use crate::position::Position;
 use crate::retro::{for_each_king_retro_move, moved, Undoing};
 use crate::rules::{KingCount, Wdl};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// A retro-move whose predecessor placement has not been ranked yet.
 const UNRANKED: u64 = u64::MAX;
@@ -81,253 +82,252 @@ pub(super) fn propagate(
     run_buckets: Vec<Buckets>,
     order: &StateOrder,
 ) {
-    let Layout {
-        tables,
-        partner,
-        len,
-        ref fresh,
-        per_part,
-        ref runs,
-        ..
-    } = *layout;
     // Runs are independent (king moves never leave one), so they are solved
     // side by side, each thread taking whole runs and stealing work inside
     // another's steps when it runs out. Run by run, every bucket of every run
     // ended in a join: with tens of thousands of small steps per pair, a core
     // waited at each one (6-13% of the largest pairs' time, BENCHMARKS.md
     // 2026-12-05).
-    runs.par_iter()
+    layout
+        .runs
+        .par_iter()
         .zip(run_buckets)
-        .for_each(|(run, mut buckets)| {
-            let mut d = 0;
-            while d < buckets.len() {
-                // In state order, the counter states of one placement come together
-                // and share its retro-moves and predecessor placements (measured on
-                // the KKKvKM pair: 6% less CPU time, BENCHMARKS.md 2026-12-04).
-                let entries =
-                    put_in_state_order(std::mem::take(&mut buckets[d]), order, run.clone());
-                let found: Vec<Vec<Segment>> = entries
-                    .par_iter()
-                    .flat_map(|s| s.par_chunks(4096))
-                    .map(|chunk| {
-                        let mut out = Vec::new();
-                        let mut last: Option<(usize, u64, Position)> = None;
-                        // The king retro-moves into the current placement, and the batch
-                        // position where each one's predecessor placement starts (found
-                        // on first use): they depend on the pieces only, not on the
-                        // counters, so the entries of one placement share them.
-                        let mut retro_moves: Vec<(Square, Square, u64)> = Vec::new();
-                        let mut retro_built = false;
-                        let mut men = [MenCache::default(); 2];
-                        let mut counters = PlacementCounters::default();
-                        // The cells touched here lie anywhere in the run (up to hundreds
-                        // of megabytes), so each access would wait for memory: first the
-                        // entries are finalised, then their predecessors are collected,
-                        // then updated, each pass prefetching the cells a few steps
-                        // ahead so that the memory accesses overlap.
-                        let mut finalised = Vec::with_capacity(chunk.len());
-                        for (k, &e) in chunk.iter().enumerate() {
-                            if let Some(&ahead) = chunk.get(k + PREFETCH_AHEAD) {
-                                work.prefetch((ahead & !WIN_BIT) as usize);
-                            }
-                            let win = e & WIN_BIT != 0;
-                            let g = (e & !WIN_BIT) as usize;
-                            let value = Value {
-                                wdl: if win { Wdl::Win } else { Wdl::Loss },
-                                dtw: d as u16,
-                            };
-                            let (_, done) = work.update(g, |c| {
-                                if c.result() != 0 || (win && c.best_win() != d as u16) {
-                                    None // already final, or a shorter win was found since
-                                } else {
-                                    Some(c.with_result(value.pack()))
-                                }
-                            });
-                            if done {
-                                finalised.push(e);
-                            }
+        .for_each(|(run, buckets)| propagate_run(layout, work, relays, run, buckets, order));
+}
+
+/// Propagate one run of the batch, bucket by bucket of distance, from its
+/// buckets as [`initialise`](super::init::initialise) filled them.
+fn propagate_run(
+    layout: &Layout,
+    work: &Work,
+    relays: &Work,
+    run: &Range<u64>,
+    mut buckets: Buckets,
+    order: &StateOrder,
+) {
+    let Layout {
+        tables,
+        partner,
+        len,
+        ref fresh,
+        per_part,
+        ..
+    } = *layout;
+    let mut d = 0;
+    while d < buckets.len() {
+        // In state order, the counter states of one placement come together
+        // and share its retro-moves and predecessor placements (measured on
+        // the KKKvKM pair: 6% less CPU time, BENCHMARKS.md 2026-12-04).
+        let entries = put_in_state_order(std::mem::take(&mut buckets[d]), order, run.clone());
+        let found: Vec<Vec<Segment>> = entries
+            .par_iter()
+            .flat_map(|s| s.par_chunks(4096))
+            .map(|chunk| {
+                let mut out = Vec::new();
+                let mut last: Option<(usize, u64, Position)> = None;
+                // The king retro-moves into the current placement, and the batch
+                // position where each one's predecessor placement starts (found
+                // on first use): they depend on the pieces only, not on the
+                // counters, so the entries of one placement share them.
+                let mut retro_moves: Vec<(Square, Square, u64)> = Vec::new();
+                let mut retro_built = false;
+                let mut men = [MenCache::default(); 2];
+                let mut counters = PlacementCounters::default();
+                // The cells touched here lie anywhere in the run (up to hundreds
+                // of megabytes), so each access would wait for memory: first the
+                // entries are finalised, then their predecessors are collected,
+                // then updated, each pass prefetching the cells a few steps
+                // ahead so that the memory accesses overlap.
+                let mut finalised = Vec::with_capacity(chunk.len());
+                for (k, &e) in chunk.iter().enumerate() {
+                    if let Some(&ahead) = chunk.get(k + PREFETCH_AHEAD) {
+                        work.prefetch((ahead & !WIN_BIT) as usize);
+                    }
+                    let win = e & WIN_BIT != 0;
+                    let g = (e & !WIN_BIT) as usize;
+                    let value = Value {
+                        wdl: if win { Wdl::Win } else { Wdl::Loss },
+                        dtw: d as u16,
+                    };
+                    let (_, done) = work.update(g, |c| {
+                        if c.result() != 0 || (win && c.best_win() != d as u16) {
+                            None // already final, or a shorter win was found since
+                        } else {
+                            Some(c.with_result(value.pack()))
                         }
-                        // Predecessors to update: batch position, with WIN_BIT if the
-                        // finalised state was a win.
-                        let mut visits: Vec<u64> = Vec::with_capacity(4 * finalised.len());
-                        // The same for relay nodes: node, with WIN_BIT.
-                        let mut relay_visits: Vec<u64> = Vec::new();
-                        for &e in &finalised {
-                            let win_bit = e & WIN_BIT;
-                            let (t, idx) = layout.global(e & !WIN_BIT);
-                            let ot = layout.other_table(t);
-                            // Entries of one placement (other counters) often follow each
-                            // other: unrank the placement once for them.
-                            let per = tables[t].index.counters_per_placement();
-                            if last.map(|(lt, lp, _)| (lt, lp)) != Some((t, idx / per)) {
-                                let placement = tables[t]
-                                    .index
-                                    .placement_position_cached(idx / per, &mut men[t]);
-                                tables[t]
-                                    .index
-                                    .placement_counters(&placement, &mut counters);
-                                retro_built = false;
-                                last = Some((t, idx / per, placement));
-                            }
-                            let mut pos = last.unwrap().2;
-                            tables[t]
-                                .index
-                                .set_counters_of(&counters, &mut pos, idx % per);
-                            let Some(undoing) = Undoing::new(&pos) else {
-                                continue; // no ordinary move leads here
-                            };
-                            if !undoing.king_may_have_moved() {
-                                // The three-move state says the last move was no
-                                // king move (a quarter of the entries of KKMvKM).
-                                continue;
-                            }
-                            if !retro_built {
-                                retro_moves.clear();
-                                for_each_king_retro_move(&pos, |from, to| {
-                                    retro_moves.push((from, to, UNRANKED))
-                                });
-                                retro_built = true;
-                            }
-                            // The predecessors by one king move share a placement and
-                            // differ only in the mover's three-move state: rank the
-                            // placement once per move (neighbouring entries share
-                            // them too, hence the cache), and add the counter codes.
-                            // Predecessors have the other side to move; only the
-                            // placement is ranked in its White-to-move form, the
-                            // counters are coded relative to the side to move.
-                            let ix = &tables[ot].index;
-                            let preds = PredecessorCounters::new(ix, &undoing, &pos);
-                            // Positions are in their White-to-move form, so the
-                            // predecessors have Black to move and are indexed flipped.
-                            let mover = undoing.mover();
-                            debug_assert_eq!(mover, Side::Black);
-                            let men_all = pos.men(Side::White) | pos.men(Side::Black);
-                            let partner_start = partner[((e & !WIN_BIT) / len) as usize] * len;
-                            // Where the predecessors have relay nodes, a move of the
-                            // king now tracked at count 1 was a fresh move of it: its
-                            // predecessor is that king's relay node.
-                            let relay = match (fresh[ot], pos.three_move(mover)) {
-                                (Some(f), Some(kc)) if kc.count == 1 => Some(f),
-                                _ => None,
-                            };
-                            for (from, to, start) in retro_moves.iter_mut() {
-                                let (from, to) = (*from, *to);
-                                if !undoing.king_may_have_moved_to(to) {
-                                    continue;
-                                }
-                                let kings = pos.kings(mover).without(to).with(from);
-                                if *start == UNRANKED {
-                                    // The predecessor has the same men: it lies in
-                                    // the partner slice, and only its kings need ranking.
-                                    *start = partner_start
-                                        + ix.flipped_kings_offset(
-                                            men_all,
-                                            pos.kings(Side::White),
-                                            kings,
-                                        );
-                                    debug_assert_eq!(
-                                        layout.global(*start),
-                                        (
-                                            ot,
-                                            ix.placement_base(
-                                                &moved(&pos, mover, from, to, true).flip()
-                                            )
-                                        )
-                                    );
-                                }
-                                let start = *start;
-                                if let Some(f) = relay {
-                                    let tracked = Some(KingCount {
-                                        square: from,
-                                        count: 1,
-                                    });
-                                    let king =
-                                        (ix.three_move_code(mover, true, kings, tracked) - 1) / 3;
-                                    let node = f.node(start, preds.carried(), king, len, per_part);
-                                    relay_visits.push(win_bit | node);
-                                    continue;
-                                }
-                                preds.for_each(kings, from, to, |offset| {
-                                    visits.push(win_bit | (start + offset))
-                                });
-                            }
-                        }
-                        // Relay nodes that this pass resolves pass their result on to
-                        // their states, as visits of the same kind (they add no ply).
-                        for (k, &v) in relay_visits.iter().enumerate() {
-                            if let Some(&ahead) = relay_visits.get(k + PREFETCH_AHEAD) {
-                                relays.prefetch((ahead & !WIN_BIT) as usize);
-                            }
-                            let node = v & !WIN_BIT;
-                            let resolved = if v & WIN_BIT != 0 {
-                                // One more successor won by the opponent: the node is
-                                // lost once none is left.
-                                let (c, done) = relays.update(node as usize, |c| {
-                                    (c.best_win() == NO_WIN)
-                                        .then(|| c.with_remaining(c.remaining() - 1))
-                                });
-                                done && c.remaining() == 1
-                            } else {
-                                // A successor lost: the node is won (first time only).
-                                relays
-                                    .update(node as usize, |c| {
-                                        (c.best_win() == NO_WIN)
-                                            .then(|| c.with_best_win(d as u16 + 1))
-                                    })
-                                    .1
-                            };
-                            if resolved {
-                                let f = layout
-                                    .relays_of_part(node / per_part)
-                                    .expect("relay nodes only in parts of tables that have them");
-                                f.for_each_parent(node, len, per_part, |j| {
-                                    visits.push((v & WIN_BIT) | j)
-                                });
-                            }
-                        }
-                        for (k, &v) in visits.iter().enumerate() {
-                            if let Some(&ahead) = visits.get(k + PREFETCH_AHEAD) {
-                                work.prefetch((ahead & !WIN_BIT) as usize);
-                            }
-                            let j = (v & !WIN_BIT) as usize;
-                            if v & WIN_BIT != 0 {
-                                // One fewer reply that does not lose; the last one
-                                // refuted makes the state lost (unless it can win).
-                                let (c, done) = work.update(j, |c| {
-                                    (c.result() == 0).then(|| {
-                                        c.with_remaining(c.remaining() - 1)
-                                            .with_longest_reply(c.longest_reply().max(d as u16))
-                                    })
-                                });
-                                if done && c.remaining() == 1 && c.best_win() == NO_WIN {
-                                    let dtw = 1 + c.longest_reply().max(d as u16);
-                                    out.push((dtw, j as u64));
-                                }
-                            } else {
-                                let dtw = d as u16 + 1;
-                                let (_, shorter) = work.update(j, |c| {
-                                    (c.result() == 0 && c.best_win() > dtw)
-                                        .then(|| c.with_best_win(dtw))
-                                });
-                                if shorter {
-                                    out.push((dtw, WIN_BIT | j as u64));
-                                }
-                            }
-                        }
-                        segments(out, |e| {
-                            debug_assert!(run.contains(&(e & !WIN_BIT)));
-                            0
-                        })
-                    })
-                    .collect();
-                for v in found {
-                    for s in v {
-                        add_segment(&mut buckets, s);
+                    });
+                    if done {
+                        finalised.push(e);
                     }
                 }
-                d += 1;
+                // Predecessors to update: batch position, with WIN_BIT if the
+                // finalised state was a win.
+                let mut visits: Vec<u64> = Vec::with_capacity(4 * finalised.len());
+                // The same for relay nodes: node, with WIN_BIT.
+                let mut relay_visits: Vec<u64> = Vec::new();
+                for &e in &finalised {
+                    let win_bit = e & WIN_BIT;
+                    let (t, idx) = layout.global(e & !WIN_BIT);
+                    let ot = layout.other_table(t);
+                    // Entries of one placement (other counters) often follow each
+                    // other: unrank the placement once for them.
+                    let per = tables[t].index.counters_per_placement();
+                    if last.map(|(lt, lp, _)| (lt, lp)) != Some((t, idx / per)) {
+                        let placement = tables[t]
+                            .index
+                            .placement_position_cached(idx / per, &mut men[t]);
+                        tables[t]
+                            .index
+                            .placement_counters(&placement, &mut counters);
+                        retro_built = false;
+                        last = Some((t, idx / per, placement));
+                    }
+                    let mut pos = last.unwrap().2;
+                    tables[t]
+                        .index
+                        .set_counters_of(&counters, &mut pos, idx % per);
+                    let Some(undoing) = Undoing::new(&pos) else {
+                        continue; // no ordinary move leads here
+                    };
+                    if !undoing.king_may_have_moved() {
+                        // The three-move state says the last move was no
+                        // king move (a quarter of the entries of KKMvKM).
+                        continue;
+                    }
+                    if !retro_built {
+                        retro_moves.clear();
+                        for_each_king_retro_move(&pos, |from, to| {
+                            retro_moves.push((from, to, UNRANKED))
+                        });
+                        retro_built = true;
+                    }
+                    // The predecessors by one king move share a placement and
+                    // differ only in the mover's three-move state: rank the
+                    // placement once per move (neighbouring entries share
+                    // them too, hence the cache), and add the counter codes.
+                    // Predecessors have the other side to move; only the
+                    // placement is ranked in its White-to-move form, the
+                    // counters are coded relative to the side to move.
+                    let ix = &tables[ot].index;
+                    let preds = PredecessorCounters::new(ix, &undoing, &pos);
+                    // Positions are in their White-to-move form, so the
+                    // predecessors have Black to move and are indexed flipped.
+                    let mover = undoing.mover();
+                    debug_assert_eq!(mover, Side::Black);
+                    let men_all = pos.men(Side::White) | pos.men(Side::Black);
+                    let partner_start = partner[((e & !WIN_BIT) / len) as usize] * len;
+                    // Where the predecessors have relay nodes, a move of the
+                    // king now tracked at count 1 was a fresh move of it: its
+                    // predecessor is that king's relay node.
+                    let relay = match (fresh[ot], pos.three_move(mover)) {
+                        (Some(f), Some(kc)) if kc.count == 1 => Some(f),
+                        _ => None,
+                    };
+                    for (from, to, start) in retro_moves.iter_mut() {
+                        let (from, to) = (*from, *to);
+                        if !undoing.king_may_have_moved_to(to) {
+                            continue;
+                        }
+                        let kings = pos.kings(mover).without(to).with(from);
+                        if *start == UNRANKED {
+                            // The predecessor has the same men: it lies in
+                            // the partner slice, and only its kings need ranking.
+                            *start = partner_start
+                                + ix.flipped_kings_offset(men_all, pos.kings(Side::White), kings);
+                            debug_assert_eq!(
+                                layout.global(*start),
+                                (
+                                    ot,
+                                    ix.placement_base(&moved(&pos, mover, from, to, true).flip())
+                                )
+                            );
+                        }
+                        let start = *start;
+                        if let Some(f) = relay {
+                            let tracked = Some(KingCount {
+                                square: from,
+                                count: 1,
+                            });
+                            let king = (ix.three_move_code(mover, true, kings, tracked) - 1) / 3;
+                            let node = f.node(start, preds.carried(), king, len, per_part);
+                            relay_visits.push(win_bit | node);
+                            continue;
+                        }
+                        preds.for_each(kings, from, to, |offset| {
+                            visits.push(win_bit | (start + offset))
+                        });
+                    }
+                }
+                // Relay nodes that this pass resolves pass their result on to
+                // their states, as visits of the same kind (they add no ply).
+                for (k, &v) in relay_visits.iter().enumerate() {
+                    if let Some(&ahead) = relay_visits.get(k + PREFETCH_AHEAD) {
+                        relays.prefetch((ahead & !WIN_BIT) as usize);
+                    }
+                    let node = v & !WIN_BIT;
+                    let resolved = if v & WIN_BIT != 0 {
+                        // One more successor won by the opponent: the node is
+                        // lost once none is left.
+                        let (c, done) = relays.update(node as usize, |c| {
+                            (c.best_win() == NO_WIN).then(|| c.with_remaining(c.remaining() - 1))
+                        });
+                        done && c.remaining() == 1
+                    } else {
+                        // A successor lost: the node is won (first time only).
+                        relays
+                            .update(node as usize, |c| {
+                                (c.best_win() == NO_WIN).then(|| c.with_best_win(d as u16 + 1))
+                            })
+                            .1
+                    };
+                    if resolved {
+                        let f = layout
+                            .relays_of_part(node / per_part)
+                            .expect("relay nodes only in parts of tables that have them");
+                        f.for_each_parent(node, len, per_part, |j| visits.push((v & WIN_BIT) | j));
+                    }
+                }
+                for (k, &v) in visits.iter().enumerate() {
+                    if let Some(&ahead) = visits.get(k + PREFETCH_AHEAD) {
+                        work.prefetch((ahead & !WIN_BIT) as usize);
+                    }
+                    let j = (v & !WIN_BIT) as usize;
+                    if v & WIN_BIT != 0 {
+                        // One fewer reply that does not lose; the last one
+                        // refuted makes the state lost (unless it can win).
+                        let (c, done) = work.update(j, |c| {
+                            (c.result() == 0).then(|| {
+                                c.with_remaining(c.remaining() - 1)
+                                    .with_longest_reply(c.longest_reply().max(d as u16))
+                            })
+                        });
+                        if done && c.remaining() == 1 && c.best_win() == NO_WIN {
+                            let dtw = 1 + c.longest_reply().max(d as u16);
+                            out.push((dtw, j as u64));
+                        }
+                    } else {
+                        let dtw = d as u16 + 1;
+                        let (_, shorter) = work.update(j, |c| {
+                            (c.result() == 0 && c.best_win() > dtw).then(|| c.with_best_win(dtw))
+                        });
+                        if shorter {
+                            out.push((dtw, WIN_BIT | j as u64));
+                        }
+                    }
+                }
+                segments(out, |e| {
+                    debug_assert!(run.contains(&(e & !WIN_BIT)));
+                    0
+                })
+            })
+            .collect();
+        for v in found {
+            for s in v {
+                add_segment(&mut buckets, s);
             }
-        });
+        }
+        d += 1;
+    }
 }
 
 #[cfg(test)]
