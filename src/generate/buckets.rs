@@ -144,9 +144,8 @@ pub(super) fn put_in_state_order(
                     x
                 } else {
                     // A word shared with a neighbouring run.
-                    let mine = (at..at + 64)
-                        .filter(|b| (lo..hi).contains(b))
-                        .fold(0u64, |m, b| m | 1 << (b - at));
+                    let (from, to) = (lo.saturating_sub(at), (hi - at).min(64));
+                    let mine = (u64::MAX >> (64 - to)) & (u64::MAX << from);
                     w.fetch_and(!mine, Relaxed) & mine
                 };
                 while x != 0 {
