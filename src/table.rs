@@ -752,10 +752,10 @@ impl TableFile {
     /// `f(slot, value)` for each state, and check the checksum of the decoded
     /// values against the header. Blocks are decoded in parallel, a group at
     /// a time; only the checksum runs in order.
-    pub fn decode_into(
+    pub fn decode_into<T: Send>(
         &self,
-        out: &mut [u16],
-        f: impl Fn(&mut u16, u16) + Sync,
+        out: &mut [T],
+        f: impl Fn(&mut T, u16) + Sync,
     ) -> Result<(), TableError> {
         if out.len() as u64 != self.header.states {
             return Err(self.corrupt(format!(
@@ -820,11 +820,11 @@ impl TableFile {
     /// and the serial checksums of one group of blocks run while the next
     /// group is decoded (decoding the finished tables that a pair reads took
     /// 4.5% of the samples of a five-piece run, mostly in the two passes).
-    pub fn decode_with_dtw_into(
+    pub fn decode_with_dtw_into<T: Send>(
         &self,
         dtw: &TableFile,
-        out: &mut [u16],
-        f: impl Fn(u16, u16) -> u16 + Sync,
+        out: &mut [T],
+        f: impl Fn(u16, u16) -> T + Sync,
     ) -> Result<(), TableError> {
         for file in [self, dtw] {
             if out.len() as u64 != file.header.states {
@@ -837,9 +837,17 @@ impl TableFile {
         }
         let (ww, dw) = (self.header.value_width, dtw.header.value_width);
         if self.header.block_states != dtw.header.block_states || ww != PACKED_2BIT {
-            // Not as this crate writes them, but readable: two passes.
-            self.decode_into(out, |slot, w| *slot = w)?;
-            return dtw.decode_into(out, |slot, d| *slot = f(*slot, d));
+            // Not as this crate writes them, but readable: two passes, the
+            // WDL values kept aside (a byte per state) in between.
+            let mut wdl = vec![0u8; out.len()];
+            self.decode_into(&mut wdl, |slot, w| *slot = w as u8)?;
+            let mut at = 0;
+            return dtw.for_each_block(|values| {
+                for (k, &d) in values.iter().enumerate() {
+                    out[at + k] = f(wdl[at + k] as u16, d);
+                }
+                at += values.len();
+            });
         }
         const GROUP: usize = 256;
         let per = self.header.block_states as usize;

@@ -126,26 +126,30 @@ fn needed_materials(material: Material) -> Vec<Material> {
     needed
 }
 
-/// Estimated peak memory, in bytes, of verifying `material`: 2 bytes per state
-/// of every table that `needed_materials` lists, one step of the table's own values,
-/// and a margin for the per-thread move lists, caches and allocator slack. On
-/// the lidraughts five-piece tables it was above every measured peak, by 1-10%
-/// for those above 1 GB (up to 9.4 GB, KMMvKM; BENCHMARKS.md).
+/// Estimated peak memory, in bytes, of verifying `material`: a byte per state
+/// of every table that `needed_materials` lists (as [`Solved`] holds them; two
+/// for a table with a DTW over 252 plies, which no table up to five pieces
+/// has), one step of the table's own values, and a margin of an eighth for the
+/// mapped table files (their pages count as resident while they are read),
+/// the per-thread move lists, caches and allocator slack. On the largest
+/// lidraughts five-piece tables it was 4-6% above the measured peaks (up to
+/// 4.9 GB, KMMvKM; BENCHMARKS.md, 2026-12-05, twelfth session).
 pub fn memory_estimate(material: Material, rules: RuleSet) -> u64 {
     let states: u64 = needed_materials(material)
         .iter()
         .map(|&m| MaterialIndex::new(m, rules).size())
         .sum();
-    let values = states * 2;
+    let values = states;
     // One step: WDL and DTW as decoded (u16 each) and as `Value`s (4 bytes).
     let step = STEP * 8;
-    values + values / 16 + step + (64 << 20)
+    values + values / 8 + step + (64 << 20)
 }
 
 /// [`verify_table`], reporting the number of states checked as it goes.
 ///
-/// Memory: the decoded values (2 bytes per state) of the colour flip, which the
-/// ordinary moves lead to, and of the tables captures and promotions lead to.
+/// Memory: the decoded values (a byte per state, see [`Solved`]) of the colour
+/// flip, which the ordinary moves lead to, and of the tables captures and
+/// promotions lead to.
 pub fn verify_table_with_progress(
     dir: &Path,
     material: Material,
@@ -313,13 +317,14 @@ mod tests {
     use super::*;
 
     /// The estimate covers the flip and the promotion table, and stays close to
-    /// the peaks measured with `/usr/bin/time` (BENCHMARKS.md, 2026-12-03).
+    /// the peaks measured with `/usr/bin/time` (BENCHMARKS.md, 2026-12-05,
+    /// twelfth session: a byte per decoded state).
     #[test]
     fn memory_estimate_is_just_above_the_measured_peaks() {
         for (name, peak_kib) in [
-            ("KMMvKM", 9_162_532u64),
-            ("KMvKKM", 7_049_376),
-            ("KMvKMM", 3_833_180),
+            ("KMMvKM", 4_775_636u64),
+            ("KMvKKM", 3_707_448),
+            ("KMvKMM", 2_068_264),
         ] {
             let m: Material = name.parse().unwrap();
             let peak = peak_kib * 1024;

@@ -330,7 +330,7 @@ impl Source {
                 dtw: 0,
             },
             Source::Solved(t, i) => solved.at(t, i),
-            Source::Next(i) => Value::unpack(next.get(i)).unwrap_or_else(|| {
+            Source::Next(i) => Value::from_byte(next.get(i)).unwrap_or_else(|| {
                 panic!(
                     "{}: state {i} read before its slice {} was solved",
                     next.material,

@@ -179,38 +179,46 @@ impl std::ops::Deref for AtomicWords {
     }
 }
 
+/// Element types of a [`ValueArray`]: plain integers, for which every bit
+/// pattern is a valid value (so memory holding anything may be read as them).
+pub(crate) trait Plain: Copy + Send + Sync + 'static {}
+impl Plain for u8 {}
+impl Plain for u16 {}
+
 /// Decoded values in anonymous memory that asks for transparent huge pages.
 /// Generation and verification look successors up at random across tables of
 /// several GB; with 2 MiB pages the TLB covers them far better (measured: a
 /// random lookup in 2 GiB takes 59 ns instead of 103 ns, BENCHMARKS.md).
-pub(crate) struct ValueArray {
+pub(crate) struct ValueArray<T: Plain> {
     map: HugeMap,
     len: usize,
+    _values: std::marker::PhantomData<T>,
 }
 
-impl ValueArray {
+impl<T: Plain> ValueArray<T> {
     /// `len` values, holding anything: for decoding into, which sets them all.
-    pub(super) fn for_decoding(len: usize) -> std::io::Result<ValueArray> {
+    pub(super) fn for_decoding(len: usize) -> std::io::Result<ValueArray<T>> {
         Ok(ValueArray {
-            map: huge_anon(2 * len, false)?,
+            map: huge_anon(std::mem::size_of::<T>() * len, false)?,
             len,
+            _values: std::marker::PhantomData,
         })
     }
 
-    pub(super) fn as_mut_slice(&mut self) -> &mut [u16] {
-        // Safety: the mapping is page-aligned (so aligned for u16) and at
-        // least 2 * len bytes long (any bits are a valid u16), and it is
-        // borrowed mutably here.
-        unsafe { std::slice::from_raw_parts_mut(self.map.as_mut_ptr().cast::<u16>(), self.len) }
+    pub(super) fn as_mut_slice(&mut self) -> &mut [T] {
+        // Safety: the mapping is page-aligned (so aligned for `T`, an
+        // integer) and at least `len` values long; any bits are a valid `T`
+        // (`Plain`), and it is borrowed mutably here.
+        unsafe { std::slice::from_raw_parts_mut(self.map.as_mut_ptr().cast::<T>(), self.len) }
     }
 }
 
-impl std::ops::Deref for ValueArray {
-    type Target = [u16];
+impl<T: Plain> std::ops::Deref for ValueArray<T> {
+    type Target = [T];
     #[inline]
-    fn deref(&self) -> &[u16] {
+    fn deref(&self) -> &[T] {
         // Safety: as in `as_mut_slice`; the borrow of `self` keeps the mapping alive.
-        unsafe { std::slice::from_raw_parts(self.map.as_ptr().cast::<u16>(), self.len) }
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr().cast::<T>(), self.len) }
     }
 }
 

@@ -11,9 +11,9 @@
 //! further advanced, captures and promotions to tables built earlier. Slices
 //! are solved most advanced first (`advancement` falls by one with every man
 //! move), so everything outside the slice pair being solved is final. Finished
-//! values go to a work file (2 bytes per state, written with positioned writes
-//! and read through a memory map); working memory is one batch of slices. The work files and a marker of finished batches let an
-//! interrupted run resume.
+//! values go to a work file (a byte per state, written with positioned writes
+//! and read through a memory map); working memory is one batch of slices. The
+//! work files and a marker of finished batches let an interrupted run resume.
 //!
 //! Within a batch:
 //! 1. **Initialise** every state by forward move generation, in two passes.
@@ -107,7 +107,55 @@ impl Value {
             dtw: v & 0x3FFF,
         })
     }
+
+    /// The value in one byte, as finished values are held in memory and in
+    /// the work files: 0 not known yet, 1 a draw, `c` in 2..=128 a win in
+    /// `2c - 3` plies, `c` in 129..=255 a loss in `2(c - 129)` plies. A win's
+    /// DTW is odd and a loss's even (the winner makes the last move), so the
+    /// parity costs no bit. `None` where it does not fit: a win over 253 plies
+    /// or a loss over 252 (none up to five pieces: the longest is 83), or a
+    /// DTW of the wrong parity.
+    #[inline]
+    pub(crate) const fn to_byte(self) -> Option<u8> {
+        match self.wdl {
+            Wdl::Draw if self.dtw == 0 => Some(1),
+            Wdl::Win if self.dtw % 2 == 1 && self.dtw <= 253 => Some((self.dtw / 2 + 2) as u8),
+            Wdl::Loss if self.dtw % 2 == 0 && self.dtw <= 252 => Some(129 + (self.dtw / 2) as u8),
+            _ => None,
+        }
+    }
+
+    /// The value coded by [`Value::to_byte`]; `None` for 0 ("not known yet").
+    #[inline]
+    pub(crate) fn from_byte(b: u8) -> Option<Value> {
+        BYTE_VALUES[b as usize]
+    }
 }
+
+/// [`Value::from_byte`] of every byte (1 KiB: stays in the cache).
+static BYTE_VALUES: [Option<Value>; 256] = {
+    let mut t = [None; 256];
+    t[1] = Some(Value {
+        wdl: Wdl::Draw,
+        dtw: 0,
+    });
+    let mut b = 2;
+    while b < 256 {
+        t[b] = Some(if b <= 128 {
+            Value {
+                wdl: Wdl::Win,
+                dtw: 2 * b as u16 - 3,
+            }
+        } else {
+            Value {
+                wdl: Wdl::Loss,
+                dtw: 2 * (b as u16 - 129),
+            }
+        });
+        b += 1;
+    }
+    t
+};
 
 /// Why generation failed.
 #[derive(Debug, thiserror::Error)]
@@ -137,6 +185,14 @@ pub enum GenerateError {
         bytes: usize,
         /// The error.
         source: std::io::Error,
+    },
+    /// A distance to win too long for the work files' byte per state.
+    #[error("{material}: a value with a distance of {dtw} plies, longer than the generator's work files hold (252)")]
+    TooLong {
+        /// The material of the table.
+        material: Material,
+        /// The distance in plies.
+        dtw: u16,
     },
     /// The output directory could not be created.
     #[error("cannot create {path}: {source}")]
@@ -206,9 +262,11 @@ pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(60);
 pub const BYTES_PER_BATCH_STATE: u64 = 23;
 
 /// Estimated peak memory for solving the pair of `m`: one batch of slices, the
-/// decoded sub-tables, the compressed blocks of the output, and the work files
-/// (memory-mapped, 2 bytes per state; the kernel may page them out, but they are
-/// counted so that a run never depends on that).
+/// decoded sub-tables (a byte per state, see [`Solved`]; two for a table with
+/// a DTW over 252 plies, which no table up to five pieces has), the
+/// compressed blocks of the output, and the work files (memory-mapped, a byte
+/// per state; the kernel may page them out, but they are counted so that a
+/// run never depends on that).
 pub fn memory_estimate(m: Material, rules: RuleSet) -> u64 {
     let pair = if m == m.flip() {
         vec![m]
@@ -226,7 +284,7 @@ pub fn memory_estimate(m: Material, rules: RuleSet) -> u64 {
         .iter()
         .map(|&x| MaterialIndex::new(x, rules).size())
         .sum();
-    batch * BYTES_PER_BATCH_STATE + sub_states * 2 + states * 2 + states / 8
+    batch * BYTES_PER_BATCH_STATE + sub_states + states + states / 8
 }
 
 /// Memory the system reports available, in bytes (Linux), if known.

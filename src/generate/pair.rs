@@ -24,9 +24,15 @@ use std::time::{Duration, Instant};
 /// written from them are removed and the error reported.
 const NOT_READ: u16 = 2 << 14;
 
+/// The work files' layout, named in the progress marker so that a run never
+/// resumes work files written in another: 2 is a byte per state.
+const WORK_FORMAT: u32 = 2;
+
 /// One table of the pair being solved: its index and its finished values,
-/// kept in a work file (2 bytes per state, 0 = not solved yet), written with
-/// positioned writes and read through a memory map of it.
+/// kept in a work file (a byte per state as [`Value::to_byte`] codes it, 0 =
+/// not solved yet), written with positioned writes and read through a memory
+/// map of it. (Two bytes per state, as before, wrote and read back twice the
+/// bytes: 11.5 GB for the largest pair.)
 pub(super) struct PairTable {
     pub(super) material: Material,
     pub(super) index: MaterialIndex,
@@ -39,16 +45,15 @@ pub(super) struct PairTable {
 
 impl PairTable {
     #[inline]
-    pub(super) fn get(&self, idx: u64) -> u16 {
-        let o = 2 * idx as usize;
-        u16::from_le_bytes([self.store[o], self.store[o + 1]])
+    pub(super) fn get(&self, idx: u64) -> u8 {
+        self.store[idx as usize]
     }
 
     /// Ask the processor to fetch the value [`PairTable::get`] will read (a
     /// hint only: a page not mapped yet is not faulted in).
     #[inline]
     pub(super) fn prefetch(&self, idx: u64) {
-        if let Some(b) = self.store.get(2 * idx as usize) {
+        if let Some(b) = self.store.get(idx as usize) {
             prefetch(b);
         }
     }
@@ -92,17 +97,23 @@ fn solve_batch(
     Ok(tallies)
 }
 
-/// A solved value as stored in the work file: an unsolved cell is a draw.
+/// A solved value and its code in the work file: an unsolved cell is a draw.
 #[inline]
-fn finished(c: &std::sync::atomic::AtomicU64) -> u16 {
-    const DRAW: u16 = Value {
+fn finished(
+    c: &std::sync::atomic::AtomicU64,
+    material: Material,
+) -> Result<(Value, u8), GenerateError> {
+    const DRAW: Value = Value {
         wdl: Wdl::Draw,
         dtw: 0,
-    }
-    .pack();
-    match Cell(c.load(Relaxed)).result() {
-        0 => DRAW,
-        v => v,
+    };
+    let v = Value::unpack(Cell(c.load(Relaxed)).result()).unwrap_or(DRAW);
+    match v.to_byte() {
+        Some(b) => Ok((v, b)),
+        None => Err(GenerateError::TooLong {
+            material,
+            dtw: v.dtw,
+        }),
     }
 }
 
@@ -144,25 +155,25 @@ fn write_batch(
     if len >= WRITE_CHUNK {
         for (i, p) in parts.iter().enumerate() {
             let table = &tables[p.table];
-            let start = 2 * p.slice * len as u64;
+            let start = p.slice * len as u64;
             let tally = work.cells[i * len..(i + 1) * len]
                 .par_chunks(WRITE_CHUNK)
                 .enumerate()
                 .map(|(k, src)| {
                     let mut tally = Tally::default();
-                    let mut bytes = vec![0u8; 2 * src.len()];
-                    for (c, o) in src.iter().zip(bytes.chunks_exact_mut(2)) {
-                        let v = finished(c);
-                        tally.add(Value::unpack(v).expect("a solved value"));
-                        o.copy_from_slice(&v.to_le_bytes());
+                    let mut bytes = vec![0u8; src.len()];
+                    for (c, o) in src.iter().zip(bytes.iter_mut()) {
+                        let (v, b) = finished(c, table.material)?;
+                        tally.add(v);
+                        *o = b;
                     }
                     table
                         .file
-                        .write_all_at(&bytes, start + 2 * (k * WRITE_CHUNK) as u64)
+                        .write_all_at(&bytes, start + (k * WRITE_CHUNK) as u64)
                         .map(|()| tally)
+                        .map_err(|e| failed(p.table, e))
                 })
-                .try_reduce(Tally::default, |a, b| Ok(a.merge(b)))
-                .map_err(|e| failed(p.table, e))?;
+                .try_reduce(Tally::default, |a, b| Ok(a.merge(b)))?;
             tallies[p.table] = tallies[p.table].merge(tally);
         }
         return Ok(tallies);
@@ -172,8 +183,8 @@ fn write_batch(
     let mut order: Vec<usize> = (0..parts.len()).collect();
     order.sort_unstable_by_key(|&i| (parts[i].table, parts[i].slice));
     let bytes_of = |i: usize| {
-        let start = 2 * parts[i].slice * len as u64;
-        start..start + 2 * len as u64
+        let start = parts[i].slice * len as u64;
+        start..start + len as u64
     };
     let mut groups: Vec<(usize, std::ops::Range<u64>, std::ops::Range<usize>)> = Vec::new();
     for (k, &i) in order.iter().enumerate() {
@@ -201,14 +212,11 @@ fn write_batch(
             let mut tally = Tally::default();
             for &i in &order[ks.clone()] {
                 let at = (bytes_of(i).start - r.start) as usize;
-                let out = &mut bytes[at..at + 2 * len];
-                for (c, o) in work.cells[i * len..(i + 1) * len]
-                    .iter()
-                    .zip(out.chunks_exact_mut(2))
-                {
-                    let v = finished(c);
-                    tally.add(Value::unpack(v).expect("a solved value"));
-                    o.copy_from_slice(&v.to_le_bytes());
+                let out = &mut bytes[at..at + len];
+                for (c, o) in work.cells[i * len..(i + 1) * len].iter().zip(out) {
+                    let (v, b) = finished(c, table.material)?;
+                    tally.add(v);
+                    *o = b;
                 }
             }
             table
@@ -257,8 +265,9 @@ pub fn solve_pair(
     let mut plan = table::Fnv::default();
     plan.update(
         format!(
-            "{} {} {}",
+            "{} {} {} {}",
             table::INDEX_VERSION,
+            WORK_FORMAT,
             BATCH_STATES,
             batches.len()
         )
@@ -290,7 +299,7 @@ pub fn solve_pair(
             .truncate(done_batches == 0)
             .open(&path)
             .map_err(|e| io(&path, e))?;
-        file.set_len(index.size() * 2).map_err(|e| io(&path, e))?;
+        file.set_len(index.size()).map_err(|e| io(&path, e))?;
         // Safety: the work file is private to this run (a name no reader opens) and
         // is not resized while mapped; it changes only through positioned
         // writes to slices that no reader is reading yet.
@@ -359,14 +368,14 @@ pub fn solve_pair(
         let failed = std::sync::Mutex::new(None);
         let read = |start: u64, len: usize| {
             use std::os::unix::fs::FileExt;
-            let mut bytes = vec![0u8; 2 * len];
-            if let Err(e) = file.read_exact_at(&mut bytes, 2 * start) {
+            let mut bytes = vec![0u8; len];
+            if let Err(e) = file.read_exact_at(&mut bytes, start) {
                 failed.lock().unwrap().get_or_insert(e);
                 return vec![NOT_READ; len];
             }
             bytes
-                .chunks_exact(2)
-                .map(|b| u16::from_le_bytes([b[0], b[1]]))
+                .iter()
+                .map(|&b| Value::from_byte(b).map_or(0, Value::pack))
                 .collect::<Vec<u16>>()
         };
         let tally = (done_batches == 0).then_some(tally);
@@ -387,4 +396,38 @@ pub fn solve_pair(
     }
     let _ = std::fs::remove_file(&marker);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+
+    /// A cell goes into the work file as its value's byte, an open cell as a
+    /// draw, and a value too long for a byte is an error, not a wrong byte.
+    #[test]
+    fn finished_cells_in_the_work_file() {
+        let m: Material = "KKMvKM".parse().unwrap();
+        let cell = |v: Value| AtomicU64::new(Cell::OPEN.with_result(v.pack()).0);
+        let draw = Value {
+            wdl: Wdl::Draw,
+            dtw: 0,
+        };
+        let (v, b) = finished(&AtomicU64::new(Cell::OPEN.0), m).unwrap();
+        assert_eq!((v, Value::from_byte(b)), (draw, Some(draw)));
+        let win = Value {
+            wdl: Wdl::Win,
+            dtw: 83,
+        };
+        let (v, b) = finished(&cell(win), m).unwrap();
+        assert_eq!((v, Value::from_byte(b)), (win, Some(win)));
+        let long = Value {
+            wdl: Wdl::Loss,
+            dtw: 300,
+        };
+        assert!(matches!(
+            finished(&cell(long), m),
+            Err(GenerateError::TooLong { dtw: 300, .. })
+        ));
+    }
 }

@@ -9,12 +9,69 @@ use crate::position::Position;
 use crate::rules::{RuleSet, Wdl};
 use crate::table::{self, Metric, TableError, TableFile};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// The decoded values of finished tables, for reading the results of
 /// captures and promotions (and, in [`crate::verify`], of every successor).
 /// There are only a handful, so a linear search beats hashing.
 pub struct Solved {
-    tables: Vec<(Material, MaterialIndex, ValueArray)>,
+    tables: Vec<(Material, MaterialIndex, Values)>,
+}
+
+/// One finished table's values in memory: a byte per state wherever every
+/// value fits one ([`Value::to_byte`]; so in every table up to five pieces),
+/// else two ([`Value::pack`]). A byte halves the largest part of a
+/// five-piece pair's memory (KMMvKM reads KKMvKM, 2.9e9 states) and the
+/// span of the lookups at random into it.
+enum Values {
+    Bytes(ValueArray<u8>),
+    Wide(ValueArray<u16>),
+}
+
+impl Values {
+    /// Decode the table of `m` from `dir`: in bytes, or, if some value does
+    /// not fit one, again in two bytes per state.
+    fn load(dir: &Path, m: Material, rules: RuleSet) -> Result<Values, GenerateError> {
+        let states = table_states(dir, m, rules)? as usize;
+        let no_memory = |source| {
+            GenerateError::Table(TableError::Io {
+                path: dir.join(table::file_name(m, rules, Metric::Wdl)),
+                source,
+            })
+        };
+        let mut bytes = ValueArray::<u8>::for_decoding(states).map_err(no_memory)?;
+        let too_long = AtomicBool::new(false);
+        decode_values_into(dir, m, rules, bytes.as_mut_slice(), |v| {
+            v.to_byte().unwrap_or_else(|| {
+                too_long.store(true, Relaxed);
+                0
+            })
+        })?;
+        if !too_long.load(Relaxed) {
+            return Ok(Values::Bytes(bytes));
+        }
+        drop(bytes);
+        let mut wide = ValueArray::<u16>::for_decoding(states).map_err(no_memory)?;
+        decode_values_into(dir, m, rules, wide.as_mut_slice(), Value::pack)?;
+        Ok(Values::Wide(wide))
+    }
+
+    #[inline]
+    fn at(&self, i: u64) -> Value {
+        match self {
+            Values::Bytes(a) => Value::from_byte(a[i as usize]),
+            Values::Wide(a) => Value::unpack(a[i as usize]),
+        }
+        .expect("finished tables hold only known values")
+    }
+
+    #[inline]
+    fn prefetch(&self, i: u64) {
+        match self {
+            Values::Bytes(a) => a.get(i as usize).map(prefetch),
+            Values::Wide(a) => a.get(i as usize).map(prefetch),
+        };
+    }
 }
 
 impl Solved {
@@ -24,17 +81,10 @@ impl Solved {
         rules: RuleSet,
         mats: &[Material],
     ) -> Result<Solved, GenerateError> {
-        let mut tables: Vec<(Material, MaterialIndex, ValueArray)> = Vec::new();
+        let mut tables: Vec<(Material, MaterialIndex, Values)> = Vec::new();
         for &m in mats {
             if !tables.iter().any(|t| t.0 == m) {
-                let states = table_states(dir, m, rules)?;
-                let mut values = ValueArray::for_decoding(states as usize).map_err(|source| {
-                    GenerateError::Table(TableError::Io {
-                        path: dir.join(table::file_name(m, rules, Metric::Wdl)),
-                        source,
-                    })
-                })?;
-                decode_values_into(dir, m, rules, values.as_mut_slice())?;
+                let values = Values::load(dir, m, rules)?;
                 tables.push((m, MaterialIndex::new(m, rules), values));
             }
         }
@@ -68,16 +118,13 @@ impl Solved {
     /// The value at index `i` of table number `t` (from [`Solved::locate`]).
     #[inline]
     pub(super) fn at(&self, t: u32, i: u64) -> Value {
-        Value::unpack(self.tables[t as usize].2[i as usize])
-            .expect("finished tables hold only known values")
+        self.tables[t as usize].2.at(i)
     }
 
     /// Ask the processor to fetch the value [`Solved::at`] will read.
     #[inline]
     pub(super) fn prefetch(&self, t: u32, i: u64) {
-        if let Some(v) = self.tables[t as usize].2.get(i as usize) {
-            prefetch(v);
-        }
+        self.tables[t as usize].2.prefetch(i)
     }
 }
 
@@ -112,7 +159,7 @@ pub fn load_values(
     rules: RuleSet,
 ) -> Result<Vec<u16>, GenerateError> {
     let mut out = vec![0u16; table_states(dir, material, rules)? as usize];
-    decode_values_into(dir, material, rules, &mut out)?;
+    decode_values_into(dir, material, rules, &mut out, Value::pack)?;
     Ok(out)
 }
 
@@ -139,13 +186,14 @@ fn table_states(dir: &Path, material: Material, rules: RuleSet) -> Result<u64, G
 }
 
 /// Decode a finished table's values into `out`, which must have one slot per
-/// state: both files together, a group of blocks at a time, so the peak is
-/// the packed values alone.
-fn decode_values_into(
+/// state, each coded by `code`: both files together, a group of blocks at a
+/// time, so the peak is the coded values alone.
+fn decode_values_into<T: Send>(
     dir: &Path,
     material: Material,
     rules: RuleSet,
-    out: &mut [u16],
+    out: &mut [T],
+    code: impl Fn(Value) -> T + Sync,
 ) -> Result<(), GenerateError> {
     let wdl_file = open_table(dir, material, rules, Metric::Wdl)?;
     let dtw_file = open_table(dir, material, rules, Metric::Dtw)?;
@@ -160,7 +208,74 @@ fn decode_values_into(
             _ => Wdl::Win,
         };
         let dtw = dtw_header.dtw_plies(d, wdl);
-        Value { wdl, dtw }.pack()
+        code(Value { wdl, dtw })
     })?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every value that fits a byte comes back from it unchanged, every byte
+    /// but 0 ("not known yet") is some value's code, and values that do not
+    /// fit are refused.
+    #[test]
+    fn values_in_a_byte_round_trip() {
+        let mut coded = 0;
+        for wdl in [Wdl::Loss, Wdl::Draw, Wdl::Win] {
+            for dtw in 0..400u16 {
+                let v = Value { wdl, dtw };
+                // A win's DTW is odd, a loss's even, a draw's 0.
+                let fits = match wdl {
+                    Wdl::Draw => dtw == 0,
+                    Wdl::Win => dtw % 2 == 1 && dtw <= 253,
+                    Wdl::Loss => dtw % 2 == 0 && dtw <= 252,
+                };
+                assert_eq!(v.to_byte().is_some(), fits, "{v:?}");
+                if let Some(b) = v.to_byte() {
+                    assert_eq!(Value::from_byte(b), Some(v));
+                    coded += 1;
+                }
+            }
+        }
+        assert_eq!(coded, 255);
+        assert_eq!(Value::from_byte(0), None);
+        for b in 1..=255u8 {
+            assert_eq!(Value::from_byte(b).and_then(Value::to_byte), Some(b));
+        }
+    }
+
+    /// A table whose values all fit a byte is held in bytes; one with a win
+    /// too long for a byte in two bytes a state; either way every value reads
+    /// back as written.
+    #[test]
+    fn finished_tables_read_back_in_bytes_or_wide() {
+        let dir = std::env::temp_dir().join(format!("frisian-tb-solved-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let m: Material = "KvK".parse().unwrap();
+        let rules = RuleSet::Official;
+        let states = MaterialIndex::new(m, rules).size() as usize;
+        for (longest, bytes) in [(253u16, true), (301, false)] {
+            let values: Vec<u16> = (0..states)
+                .map(|i| {
+                    let (wdl, dtw) = match i % 5 {
+                        0 => (Wdl::Draw, 0),
+                        1 => (Wdl::Win, longest),
+                        2 => (Wdl::Win, (2 * i as u16 + 1) % 254),
+                        3 => (Wdl::Loss, 252),
+                        _ => (Wdl::Loss, (2 * i as u16) % 254),
+                    };
+                    Value { wdl, dtw }.pack()
+                })
+                .collect();
+            crate::generate::write_tables(&dir, m, rules, &values).unwrap();
+            let solved = Solved::load(&dir, rules, &[m]).unwrap();
+            assert_eq!(matches!(solved.tables[0].2, Values::Bytes(_)), bytes);
+            for (i, &v) in values.iter().enumerate() {
+                assert_eq!(solved.at(0, i as u64).pack(), v, "state {i}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
