@@ -376,26 +376,140 @@ pub struct TableData<'a> {
 /// Write a table file atomically: to `<path>.tmp`, synced, then renamed to `path`.
 /// DTW values are given in plies and stored halved ([`Header::dtw_halved`]).
 pub fn write_table(path: &Path, data: &TableData<'_>) -> Result<Header, TableError> {
-    let io_err = |source| TableError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    // DTW is stored halved (see [`Header::dtw_halved`]).
-    let halved = data.metric == Metric::Dtw;
-    let (width, block_states) = match data.metric {
-        Metric::Wdl => (PACKED_2BIT, WDL_BLOCK_STATES),
-        Metric::Dtw if data.max_value >> 1 < 256 => (1, DTW_BLOCK_STATES),
-        Metric::Dtw => (2, DTW_BLOCK_STATES),
-    };
-    let level = match data.metric {
-        Metric::Wdl => WDL_COMPRESSION_LEVEL,
-        Metric::Dtw => DTW_COMPRESSION_LEVEL,
-    };
-    let encode = |chunk: &[u16]| -> Vec<u8> {
-        match width {
-            1 => chunk.iter().map(|&v| (v >> 1) as u8).collect(),
-            2 => chunk.iter().flat_map(|v| (v >> 1).to_le_bytes()).collect(),
-            _ => chunk
+    let mut w = TableWriter::new(path, &data.spec());
+    let block_states = w.block_states() as u64;
+    let n_blocks = data.states.div_ceil(block_states);
+    // Batches of blocks: read and checksummed in order, compressed in parallel.
+    const BATCH: u64 = 256;
+    for first in (0..n_blocks).step_by(BATCH as usize) {
+        let raw: Vec<Vec<u8>> = (first..(first + BATCH).min(n_blocks))
+            .into_par_iter()
+            .map(|b| {
+                let start = b * block_states;
+                let len = (data.states - start).min(block_states) as usize;
+                w.encode(&(data.values)(start, len))
+            })
+            .collect();
+        // The checksum is serial: one thread computes it while the others compress.
+        let level = w.level();
+        let ((), packed) = rayon::join(|| w.checksum(&raw), || compress_blocks(level, &raw));
+        w.push(packed.map_err(|e| w.io_error(e))?);
+    }
+    w.finish()
+}
+
+/// What a table file's header says about its values, known before they are
+/// written.
+#[derive(Copy, Clone, Debug)]
+pub struct TableSpec {
+    /// Metric of the values.
+    pub metric: Metric,
+    /// Rule set.
+    pub rules: RuleSet,
+    /// Material.
+    pub material: Material,
+    /// Number of states.
+    pub states: u64,
+    /// The largest value (decides the value width).
+    pub max_value: u16,
+    /// Wins, draws, losses.
+    pub counts: (u64, u64, u64),
+    /// Longest win.
+    pub longest_win: u32,
+}
+
+impl TableData<'_> {
+    /// The header's part of it.
+    pub fn spec(&self) -> TableSpec {
+        TableSpec {
+            metric: self.metric,
+            rules: self.rules,
+            material: self.material,
+            states: self.states,
+            max_value: self.max_value,
+            counts: self.counts,
+            longest_win: self.longest_win,
+        }
+    }
+}
+
+/// Writes one table file from its blocks, given in order: each block's
+/// values are encoded ([`TableWriter::encode`]), checksummed in order
+/// ([`TableWriter::checksum`], serial by its nature), compressed (in
+/// parallel, [`compress_blocks`]) and handed over ([`TableWriter::push`]);
+/// [`TableWriter::finish`] writes the file atomically. Several writers can be
+/// fed from one pass over the values (the generator writes a table's WDL and
+/// DTW files so).
+pub struct TableWriter {
+    path: PathBuf,
+    header: Header,
+    level: i32,
+    values_sum: Fnv,
+    blocks: Vec<Vec<u8>>,
+}
+
+impl TableWriter {
+    /// A writer of the file `path` for a table as `spec` describes it.
+    pub fn new(path: &Path, spec: &TableSpec) -> TableWriter {
+        // DTW is stored halved (see [`Header::dtw_halved`]).
+        let halved = spec.metric == Metric::Dtw;
+        let (value_width, block_states, level) = match spec.metric {
+            Metric::Wdl => (PACKED_2BIT, WDL_BLOCK_STATES, WDL_COMPRESSION_LEVEL),
+            Metric::Dtw if spec.max_value >> 1 < 256 => {
+                (1, DTW_BLOCK_STATES, DTW_COMPRESSION_LEVEL)
+            }
+            Metric::Dtw => (2, DTW_BLOCK_STATES, DTW_COMPRESSION_LEVEL),
+        };
+        let n_blocks = spec.states.div_ceil(block_states as u64);
+        TableWriter {
+            path: path.to_path_buf(),
+            header: Header {
+                metric: spec.metric,
+                rules: spec.rules,
+                material: spec.material,
+                format_version: FORMAT_VERSION,
+                index_version: INDEX_VERSION,
+                value_width,
+                dtw_halved: halved,
+                block_states,
+                states: spec.states,
+                wins: spec.counts.0,
+                draws: spec.counts.1,
+                losses: spec.counts.2,
+                longest_win: spec.longest_win,
+                blocks: 0,
+                values_checksum: 0,
+                body_checksum: 0,
+            },
+            level,
+            values_sum: Fnv::default(),
+            blocks: Vec::with_capacity(n_blocks as usize),
+        }
+    }
+
+    /// States per block (the last block may hold fewer).
+    pub fn block_states(&self) -> u32 {
+        self.header.block_states
+    }
+
+    /// The zstd level of this file's blocks, for [`compress_blocks`].
+    pub fn level(&self) -> i32 {
+        self.level
+    }
+
+    /// One block's values encoded as the file stores them: WDL values
+    /// ([`Wdl`] as `u16`), or DTW in plies (a draw's DTW may be anything: it
+    /// is not specified).
+    pub fn encode(&self, values: &[u16]) -> Vec<u8> {
+        let h = &self.header;
+        let stored = |v: u16| if h.dtw_halved { v >> 1 } else { v };
+        match h.value_width {
+            1 => values.iter().map(|&v| stored(v) as u8).collect(),
+            2 => values
+                .iter()
+                .flat_map(|&v| stored(v).to_le_bytes())
+                .collect(),
+            _ => values
                 .chunks(4)
                 .map(|q| {
                     q.iter()
@@ -404,108 +518,114 @@ pub fn write_table(path: &Path, data: &TableData<'_>) -> Result<Header, TableErr
                 })
                 .collect(),
         }
-    };
-    let n_blocks = data.states.div_ceil(block_states as u64);
-    let mut values_sum = Fnv::default();
-    let mut blocks: Vec<Vec<u8>> = Vec::with_capacity(n_blocks as usize);
-    // Batches of blocks: read and checksummed in order, compressed in parallel.
-    const BATCH: u64 = 256;
-    for first in (0..n_blocks).step_by(BATCH as usize) {
-        let raw: Vec<Vec<u8>> = (first..(first + BATCH).min(n_blocks))
-            .into_par_iter()
-            .map(|b| {
-                let start = b * block_states as u64;
-                let len = (data.states - start).min(block_states as u64) as usize;
-                encode(&(data.values)(start, len))
-            })
-            .collect();
-        // The checksum is serial: one thread computes it while the others compress.
-        let ((), packed) = rayon::join(
-            || {
-                for r in &raw {
-                    values_sum.update(r);
-                }
-            },
-            || {
-                raw.par_iter()
-                    .map_init(
-                        || {
-                            let mut enc = zstd::bulk::Compressor::new(level)?;
-                            enc.include_checksum(true)?;
-                            Ok::<_, io::Error>(enc)
-                        },
-                        |enc, r| match enc {
-                            Ok(enc) => enc.compress(r),
-                            Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
-                        },
-                    )
-                    .collect::<io::Result<Vec<Vec<u8>>>>()
-            },
-        );
-        blocks.extend(packed.map_err(io_err)?);
     }
-    let offsets_len = (blocks.len() + 1) * 8;
-    let mut offsets = Vec::with_capacity(offsets_len);
-    let mut at = (HEADER_LEN + offsets_len) as u64;
-    for b in &blocks {
-        offsets.extend_from_slice(&at.to_le_bytes());
-        at += b.len() as u64;
+
+    /// Add the next encoded blocks to the values checksum.
+    pub fn checksum(&mut self, raw: &[Vec<u8>]) {
+        for r in raw {
+            self.values_sum.update(r);
+        }
     }
-    offsets.extend_from_slice(&at.to_le_bytes());
-    let mut body_sum = Fnv::default();
-    body_sum.update(&offsets);
-    for b in &blocks {
-        body_sum.update(b);
+
+    /// Append the next compressed blocks (of the blocks just checksummed).
+    pub fn push(&mut self, packed: Vec<Vec<u8>>) {
+        self.blocks.extend(packed);
     }
-    let header = Header {
-        metric: data.metric,
-        rules: data.rules,
-        material: data.material,
-        format_version: FORMAT_VERSION,
-        index_version: INDEX_VERSION,
-        value_width: width,
-        dtw_halved: halved,
-        block_states,
-        states: data.states,
-        wins: data.counts.0,
-        draws: data.counts.1,
-        losses: data.counts.2,
-        longest_win: data.longest_win,
-        blocks: blocks.len() as u32,
-        values_checksum: values_sum.0,
-        body_checksum: body_sum.0,
-    };
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("")
-    ));
-    let write = || -> io::Result<()> {
-        let mut f = io::BufWriter::new(File::create(&tmp)?);
-        f.write_all(&header.encode())?;
-        f.write_all(&offsets)?;
+
+    /// An I/O error of this file.
+    pub fn io_error(&self, source: io::Error) -> TableError {
+        TableError::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Write the file: to `<path>.tmp`, synced, then renamed to its name.
+    pub fn finish(self) -> Result<Header, TableError> {
+        let TableWriter {
+            path,
+            mut header,
+            values_sum,
+            blocks,
+            ..
+        } = self;
+        let io_err = |source| TableError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        if blocks.len() as u64 != header.states.div_ceil(header.block_states as u64) {
+            return Err(io_err(io::Error::other(format!(
+                "{} blocks written of {}",
+                blocks.len(),
+                header.states.div_ceil(header.block_states as u64)
+            ))));
+        }
+        let offsets_len = (blocks.len() + 1) * 8;
+        let mut offsets = Vec::with_capacity(offsets_len);
+        let mut at = (HEADER_LEN + offsets_len) as u64;
         for b in &blocks {
-            f.write_all(b)?;
+            offsets.extend_from_slice(&at.to_le_bytes());
+            at += b.len() as u64;
         }
-        let f = f.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)?;
-        if let Some(dir) = path.parent() {
-            // Make the rename itself durable.
-            if let Ok(d) = File::open(if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
-            }) {
-                let _ = d.sync_all();
+        offsets.extend_from_slice(&at.to_le_bytes());
+        let mut body_sum = Fnv::default();
+        body_sum.update(&offsets);
+        for b in &blocks {
+            body_sum.update(b);
+        }
+        header.blocks = blocks.len() as u32;
+        header.values_checksum = values_sum.0;
+        header.body_checksum = body_sum.0;
+        let tmp = path.with_extension(format!(
+            "{}.tmp",
+            path.extension().and_then(|e| e.to_str()).unwrap_or("")
+        ));
+        let write = || -> io::Result<()> {
+            let mut f = io::BufWriter::new(File::create(&tmp)?);
+            f.write_all(&header.encode())?;
+            f.write_all(&offsets)?;
+            for b in &blocks {
+                f.write_all(b)?;
             }
-        }
-        Ok(())
-    };
-    write().map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        io_err(e)
-    })?;
-    Ok(header)
+            let f = f.into_inner().map_err(|e| e.into_error())?;
+            f.sync_all()?;
+            fs::rename(&tmp, &path)?;
+            if let Some(dir) = path.parent() {
+                // Make the rename itself durable.
+                if let Ok(d) = File::open(if dir.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    dir
+                }) {
+                    let _ = d.sync_all();
+                }
+            }
+            Ok(())
+        };
+        write().map_err(|e| {
+            let _ = fs::remove_file(&tmp);
+            io_err(e)
+        })?;
+        Ok(header)
+    }
+}
+
+/// Compress encoded blocks at zstd level `level`, in parallel, each a zstd
+/// frame with its content checksum.
+pub fn compress_blocks(level: i32, raw: &[Vec<u8>]) -> io::Result<Vec<Vec<u8>>> {
+    raw.par_iter()
+        .map_init(
+            || {
+                let mut enc = zstd::bulk::Compressor::new(level)?;
+                enc.include_checksum(true)?;
+                Ok::<_, io::Error>(enc)
+            },
+            |enc, r| match enc {
+                Ok(enc) => enc.compress(r),
+                Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
+            },
+        )
+        .collect()
 }
 
 static NEXT_TABLE_ID: AtomicU64 = AtomicU64::new(1);

@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
-/// Stand-in for values a failed read could not deliver (a draw): the tables
-/// written from them are removed and the error reported.
-const NOT_READ: u16 = 2 << 14;
+/// Stand-in for values a failed read could not deliver (a draw's byte): the
+/// tables written from them are removed and the error reported.
+const NOT_READ: u8 = 1;
 
 /// The work files' layout, named in the progress marker so that a run never
 /// resumes work files written in another: 2 is a byte per state.
@@ -374,9 +374,6 @@ pub fn solve_pair(
                 return vec![NOT_READ; len];
             }
             bytes
-                .iter()
-                .map(|&b| Value::from_byte(b).map_or(0, Value::pack))
-                .collect::<Vec<u16>>()
         };
         let tally = (done_batches == 0).then_some(tally);
         let st = write_tables_from(dir, mat, rules, states, &read, tally);
@@ -415,6 +412,8 @@ mod tests {
         };
         let (v, b) = finished(&AtomicU64::new(Cell::OPEN.0), m).unwrap();
         assert_eq!((v, Value::from_byte(b)), (draw, Some(draw)));
+        // What the writer gets where the work file could not be read.
+        assert_eq!(Value::from_byte(NOT_READ), Some(draw));
         let win = Value {
             wdl: Wdl::Win,
             dtw: 83,

@@ -4,12 +4,34 @@
 use super::{GenerateError, Value};
 use crate::material::Material;
 use crate::rules::{RuleSet, Wdl};
-use crate::table::{self, Metric, TableData};
+use crate::table::{self, compress_blocks, Metric, TableSpec, TableWriter};
 use rayon::prelude::*;
 use std::path::Path;
 
-/// Packed values of states `start..start + len`, read on demand.
-type ValueSource<'a> = &'a (dyn Fn(u64, usize) -> Vec<u16> + Sync);
+/// The values of states `start..start + len` of a table, read on demand, as
+/// the codes `T` (see [`Code`]).
+type ValueSource<'a, T> = &'a (dyn Fn(u64, usize) -> Vec<T> + Sync);
+
+/// A solved value as a source of a table holds it: a work file's byte
+/// ([`Value::to_byte`]) or a packed `u16` ([`Value::pack`]).
+pub(super) trait Code: Copy + Send + Sync + 'static {
+    /// The value; every state of a table being written is solved.
+    fn value(self) -> Value;
+}
+
+impl Code for u8 {
+    #[inline]
+    fn value(self) -> Value {
+        Value::from_byte(self).expect("solved")
+    }
+}
+
+impl Code for u16 {
+    #[inline]
+    fn value(self) -> Value {
+        Value::unpack(self).expect("solved")
+    }
+}
 
 /// Win, draw and loss counts and the longest win of a run of values.
 #[derive(Copy, Clone, Debug, Default)]
@@ -114,11 +136,11 @@ pub fn stats(material: Material, rules: RuleSet, values: &[u16]) -> TableStats {
 }
 
 /// Statistics of packed values read on demand, and the largest DTW.
-fn stats_from(
+fn stats_from<T: Code>(
     material: Material,
     rules: RuleSet,
     states: u64,
-    read: &(dyn Fn(u64, usize) -> Vec<u16> + Sync),
+    read: ValueSource<'_, T>,
 ) -> (TableStats, u16) {
     let tally = counts_from(states, read);
     let st = stats_with(
@@ -139,14 +161,14 @@ const STATS_CHUNK: u64 = 1 << 15;
 
 /// The counts of wins, draws and losses, the longest win and the largest
 /// DTW of packed values read on demand (in parallel).
-fn counts_from(states: u64, read: &(dyn Fn(u64, usize) -> Vec<u16> + Sync)) -> Tally {
+fn counts_from<T: Code>(states: u64, read: ValueSource<'_, T>) -> Tally {
     (0..states.div_ceil(STATS_CHUNK))
         .into_par_iter()
         .map(|c| {
             let start = c * STATS_CHUNK;
             let mut tally = Tally::default();
             for v in read(start, (states - start).min(STATS_CHUNK) as usize) {
-                tally.add(Value::unpack(v).expect("solved"));
+                tally.add(v.value());
             }
             tally
         })
@@ -155,15 +177,24 @@ fn counts_from(states: u64, read: &(dyn Fn(u64, usize) -> Vec<u16> + Sync)) -> T
 
 /// The manifest checksum (FNV-1a 64 over each state's WDL byte and DTW as
 /// u16 little-endian, in index order): serial by its nature.
-fn manifest_checksum(states: u64, read: &(dyn Fn(u64, usize) -> Vec<u16> + Sync)) -> u64 {
+fn manifest_checksum<T: Code>(states: u64, read: ValueSource<'_, T>) -> u64 {
     let mut sum = table::Fnv::default();
     for start in (0..states).step_by(STATS_CHUNK as usize) {
-        for v in read(start, (states - start).min(STATS_CHUNK) as usize) {
-            let v = Value::unpack(v).expect("solved");
-            sum.update_record(v.wdl as u8, v.dtw);
-        }
+        add_to_manifest_checksum(
+            &mut sum,
+            &read(start, (states - start).min(STATS_CHUNK) as usize),
+        );
     }
     sum.0
+}
+
+/// Add the next values to a manifest checksum.
+#[inline]
+fn add_to_manifest_checksum<T: Code>(sum: &mut table::Fnv, values: &[T]) {
+    for v in values {
+        let v = v.value();
+        sum.update_record(v.wdl as u8, v.dtw);
+    }
 }
 
 fn stats_with(
@@ -196,70 +227,132 @@ pub fn write_tables(
     write_tables_from(dir, material, rules, values.len() as u64, &read, None)
 }
 
-/// Write the WDL and DTW files of a table whose packed values are read on demand.
-pub(super) fn write_tables_from(
+/// A piece of a table's values as the writer reads it, and its blocks of
+/// each file, encoded.
+type Piece<T> = (Vec<T>, Vec<Vec<u8>>, Vec<Vec<u8>>);
+
+/// Blocks of the larger block size per batch of the writer: a batch is read,
+/// encoded and compressed in parallel, and checksummed in order.
+const WRITE_BATCH_PIECES: u64 = 256;
+
+/// Write the WDL and DTW files of a table whose values are read on demand,
+/// and compute its statistics; `tally` if its values were counted already.
+///
+/// One pass over the values feeds both files and the manifest checksum: each
+/// piece of values is read once and encoded for both files; the checksums
+/// (serial by their nature) are computed in order on one thread while the
+/// others compress. (Three passes, one per file and one for the checksum,
+/// read the 2.9-billion-state tables of the largest pair three times and
+/// converted each value three times.)
+pub(super) fn write_tables_from<T: Code>(
     dir: &Path,
     material: Material,
     rules: RuleSet,
     states: u64,
-    read: &(dyn Fn(u64, usize) -> Vec<u16> + Sync),
+    read: ValueSource<'_, T>,
     tally: Option<Tally>,
 ) -> Result<TableStats, GenerateError> {
     let Tally { counts: c, max_dtw } = tally.unwrap_or_else(|| counts_from(states, read));
-    let counts = (c.wins, c.draws, c.losses);
-    let wdl = |start: u64, len: usize| -> Vec<u16> {
-        let mut values = read(start, len);
-        for v in &mut values {
-            *v = Value::unpack(*v).expect("solved").wdl as u16;
-        }
-        values
+    let spec = |metric, max_value| TableSpec {
+        metric,
+        rules,
+        material,
+        states,
+        max_value,
+        counts: (c.wins, c.draws, c.losses),
+        longest_win: c.longest_win,
     };
-    // Called once per block: a drawn state repeats the DTW before it in the
-    // block (a draw at the start takes the block's first DTW of a decided
-    // state), so that draws do not break the runs zstd compresses.
-    let dtw = |start: u64, len: usize| -> Vec<u16> {
-        let mut values = read(start, len);
-        let unpack = |v: u16| Value::unpack(v).expect("solved");
-        let mut last = values
-            .iter()
-            .map(|&v| unpack(v))
-            .find(|v| v.wdl != Wdl::Draw)
-            .map_or(0, |v| v.dtw);
-        for v in &mut values {
-            let value = unpack(*v);
-            if value.wdl != Wdl::Draw {
-                // What makes the halved DTW files possible (`Header::dtw_halved`).
-                debug_assert_eq!(value.dtw % 2 == 1, value.wdl == Wdl::Win, "DTW parity");
-                last = value.dtw;
-            }
-            *v = last;
+    let path = |metric| dir.join(table::file_name(material, rules, metric));
+    let mut dtw_file = TableWriter::new(&path(Metric::Dtw), &spec(Metric::Dtw, max_dtw));
+    let mut wdl_file = TableWriter::new(&path(Metric::Wdl), &spec(Metric::Wdl, 2));
+    let (dtw_block, wdl_block) = (
+        dtw_file.block_states() as usize,
+        wdl_file.block_states() as usize,
+    );
+    // A piece is one block of the larger size and whole blocks of the other.
+    let piece = dtw_block.max(wdl_block);
+    assert_eq!(piece % dtw_block.min(wdl_block), 0, "block sizes");
+    let pieces = states.div_ceil(piece as u64);
+    let mut sum = table::Fnv::default();
+    for first in (0..pieces).step_by(WRITE_BATCH_PIECES as usize) {
+        let batch: Vec<Piece<T>> = (first..(first + WRITE_BATCH_PIECES).min(pieces))
+            .into_par_iter()
+            .map_init(Vec::new, |buf: &mut Vec<u16>, p| {
+                let start = p * piece as u64;
+                let values = read(start, (states - start).min(piece as u64) as usize);
+                let dtw = values
+                    .chunks(dtw_block)
+                    .map(|b| {
+                        dtw_of_block(b, buf);
+                        dtw_file.encode(buf)
+                    })
+                    .collect();
+                let wdl = values
+                    .chunks(wdl_block)
+                    .map(|b| {
+                        buf.clear();
+                        buf.extend(b.iter().map(|v| v.value().wdl as u16));
+                        wdl_file.encode(buf)
+                    })
+                    .collect();
+                (values, dtw, wdl)
+            })
+            .collect();
+        let mut values = Vec::with_capacity(batch.len());
+        let (mut dtw_raw, mut wdl_raw) = (Vec::new(), Vec::new());
+        for (v, d, w) in batch {
+            values.push(v);
+            dtw_raw.extend(d);
+            wdl_raw.extend(w);
         }
-        values
-    };
-    let sources: [(Metric, ValueSource<'_>, u16); 2] =
-        [(Metric::Dtw, &dtw, max_dtw), (Metric::Wdl, &wdl, 2)];
-    let write = || -> Result<(), GenerateError> {
-        for (metric, values, max_value) in sources {
-            let path = dir.join(table::file_name(material, rules, metric));
-            table::write_table(
-                &path,
-                &TableData {
-                    metric,
-                    rules,
-                    material,
-                    states,
-                    values,
-                    max_value,
-                    counts,
-                    longest_win: c.longest_win,
-                },
-            )?;
+        let (dtw_level, wdl_level) = (dtw_file.level(), wdl_file.level());
+        let ((), ((), (dtw_packed, wdl_packed))) = rayon::join(
+            || {
+                values
+                    .iter()
+                    .for_each(|v| add_to_manifest_checksum(&mut sum, v))
+            },
+            || {
+                rayon::join(
+                    || {
+                        dtw_file.checksum(&dtw_raw);
+                        wdl_file.checksum(&wdl_raw);
+                    },
+                    || {
+                        rayon::join(
+                            || compress_blocks(dtw_level, &dtw_raw),
+                            || compress_blocks(wdl_level, &wdl_raw),
+                        )
+                    },
+                )
+            },
+        );
+        dtw_file.push(dtw_packed.map_err(|e| dtw_file.io_error(e))?);
+        wdl_file.push(wdl_packed.map_err(|e| wdl_file.io_error(e))?);
+    }
+    dtw_file.finish()?;
+    wdl_file.finish()?;
+    Ok(stats_with(material, rules, states, c, sum.0))
+}
+
+/// One DTW block's values as the DTW file gets them, in `out`: a drawn state
+/// repeats the DTW before it in the block (a draw at the start takes the
+/// block's first DTW of a decided state), so that draws do not break the
+/// runs zstd compresses.
+fn dtw_of_block<T: Code>(block: &[T], out: &mut Vec<u16>) {
+    out.clear();
+    let mut last = block
+        .iter()
+        .map(|v| v.value())
+        .find(|v| v.wdl != Wdl::Draw)
+        .map_or(0, |v| v.dtw);
+    out.extend(block.iter().map(|v| {
+        let value = v.value();
+        if value.wdl != Wdl::Draw {
+            // What makes the halved DTW files possible (`Header::dtw_halved`).
+            debug_assert_eq!(value.dtw % 2 == 1, value.wdl == Wdl::Win, "DTW parity");
+            last = value.dtw;
         }
-        Ok(())
-    };
-    // The manifest checksum is serial: one thread computes it while the
-    // others compress (it was 15% of writing a pair's files).
-    let (checksum, written) = rayon::join(|| manifest_checksum(states, read), write);
-    written?;
-    Ok(stats_with(material, rules, states, c, checksum))
+        last
+    }));
 }
