@@ -90,6 +90,9 @@ struct InitScratch {
     leaving: Vec<Option<Leaving>>,
     /// Where each leaving move's value is read, per carried combination.
     sources: Vec<(u32, Source)>,
+    /// The placement each leaving move leads to (the same for every
+    /// carried combination), in the order of `moves`.
+    targets: Vec<Target>,
     solved_cache: PlacementCache,
     next_cache: PlacementCache,
     /// The men of the last slice entered, per table of the pair.
@@ -110,6 +113,7 @@ impl InitScratch {
             known_of_king: Vec::new(),
             leaving: Vec::new(),
             sources: Vec::new(),
+            targets: Vec::new(),
             solved_cache: PlacementCache::new(),
             next_cache: PlacementCache::new(),
             men: [MenCache::default(); 2],
@@ -241,6 +245,21 @@ impl InitScratch {
         self.leaving.clear();
         self.leaving.resize(carried, None);
         self.sources.clear();
+        // Counters do not move pieces: each move's successor placement is
+        // located once, not once per carried combination (up to 7 in the
+        // KKvKKM and KMvKKM tables).
+        self.targets.clear();
+        for m in self.moves.iter() {
+            let target = Target::of(
+                &self.pos,
+                m,
+                next,
+                solved,
+                &mut self.solved_cache,
+                &mut self.next_cache,
+            );
+            self.targets.push(target);
+        }
         let has_moves = self.internal > 0 || !self.moves.is_empty();
         for c in 0..carried {
             let mut pos = self.pos;
@@ -249,14 +268,18 @@ impl InitScratch {
                 continue;
             }
             self.leaving[c] = Some(Leaving::NONE);
-            for m in self.moves.iter() {
-                let src = Source::of(
-                    &pos,
-                    m,
-                    next,
-                    solved,
-                    &mut self.solved_cache,
-                    &mut self.next_cache,
+            for (m, target) in self.moves.iter().zip(&self.targets) {
+                let src = target.source(&pos, m, next, solved);
+                debug_assert_eq!(
+                    src,
+                    Source::of(
+                        &pos,
+                        m,
+                        next,
+                        solved,
+                        &mut self.solved_cache,
+                        &mut self.next_cache
+                    )
                 );
                 src.prefetch(next, solved);
                 self.sources.push((c as u32, src));
@@ -270,8 +293,64 @@ impl InitScratch {
     }
 }
 
-/// Where the value of a move that leaves the batch is read.
+/// The placement a move that leaves the batch leads to: the part of
+/// [`Source`] that does not depend on the counters.
 #[derive(Copy, Clone, Debug)]
+enum Target {
+    /// The move takes the opponent's last piece.
+    LastPiece,
+    /// A capture or promotion: table number in [`Solved`] and the index of
+    /// the placement's first state.
+    Solved(u32, u64),
+    /// A man move: the index of the placement's first state in the other
+    /// table of the pair.
+    Next(u64),
+}
+
+impl Target {
+    /// Where `pos` after `m` (a move that leaves the batch) lies, but for
+    /// the counters.
+    #[inline]
+    fn of(
+        pos: &Position,
+        m: &Move,
+        next: &PairTable,
+        solved: &Solved,
+        solved_cache: &mut PlacementCache,
+        next_cache: &mut PlacementCache,
+    ) -> Target {
+        debug_assert!(!is_internal(m));
+        let child = pos.play(m);
+        if m.is_capture() || m.promotes() {
+            if child.pieces(child.turn()).is_empty() {
+                return Target::LastPiece;
+            }
+            let (t, base) = solved.locate_placement(&child, solved_cache);
+            Target::Solved(t, base)
+        } else {
+            let (_, base) = next_cache.get(&child, || {
+                (0, next.index.placement_base(&white_to_move(&child)))
+            });
+            Target::Next(base)
+        }
+    }
+
+    /// Where the value of `pos` (the placement this target was found for,
+    /// with its counters set) after `m` is read.
+    #[inline]
+    fn source(self, pos: &Position, m: &Move, next: &PairTable, solved: &Solved) -> Source {
+        match self {
+            Target::LastPiece => Source::LastPiece,
+            Target::Solved(t, base) => {
+                Source::Solved(t, base + solved.counters_offset(t, &pos.play(m)))
+            }
+            Target::Next(base) => Source::Next(base + next.index.counters_offset(&pos.play(m))),
+        }
+    }
+}
+
+/// Where the value of a move that leaves the batch is read.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Source {
     /// The move took the opponent's last piece: the successor is lost at once.
     LastPiece,

@@ -102,7 +102,19 @@ impl Solved {
     /// Where [`Solved::stored`] reads `pos`'s value: table number and index.
     #[inline]
     pub(super) fn locate(&self, pos: &Position, cache: &mut PlacementCache) -> (u32, u64) {
-        let (t, base) = cache.get(pos, || {
+        let (t, base) = self.locate_placement(pos, cache);
+        (t, base + self.counters_offset(t, pos))
+    }
+
+    /// The table number of `pos` and the index of its placement's first
+    /// state (every counter 0) there: [`Solved::locate`] without the counters.
+    #[inline]
+    pub(super) fn locate_placement(
+        &self,
+        pos: &Position,
+        cache: &mut PlacementCache,
+    ) -> (u32, u64) {
+        cache.get(pos, || {
             let w = white_to_move(pos);
             let m = Material::of(&w);
             let t = self
@@ -111,8 +123,13 @@ impl Solved {
                 .position(|x| x.0 == m)
                 .expect("the table of every successor is loaded");
             (t as u32, self.tables[t].1.placement_base(&w))
-        });
-        (t, base + self.tables[t as usize].1.counters_offset(pos))
+        })
+    }
+
+    /// The counter part of the index of `pos` in table number `t`.
+    #[inline]
+    pub(super) fn counters_offset(&self, t: u32, pos: &Position) -> u64 {
+        self.tables[t as usize].1.counters_offset(pos)
     }
 
     /// The value at index `i` of table number `t` (from [`Solved::locate`]).
