@@ -302,6 +302,8 @@ enum Target {
     /// A capture or promotion: table number in [`Solved`] and the index of
     /// the placement's first state.
     Solved(u32, u64),
+    /// The same into a table without counters: the placement's only state.
+    Plain(u32, u64),
     /// A man move: the index of the placement's first state in the other
     /// table of the pair.
     Next(u64),
@@ -326,7 +328,11 @@ impl Target {
                 return Target::LastPiece;
             }
             let (t, base) = solved.locate_placement(&child, solved_cache);
-            Target::Solved(t, base)
+            if solved.has_counters(t) {
+                Target::Solved(t, base)
+            } else {
+                Target::Plain(t, base)
+            }
         } else {
             let (_, base) = next_cache.get(&child, || {
                 (0, next.index.placement_base(&white_to_move(&child)))
@@ -341,6 +347,7 @@ impl Target {
     fn source(self, pos: &Position, m: &Move, next: &PairTable, solved: &Solved) -> Source {
         match self {
             Target::LastPiece => Source::LastPiece,
+            Target::Plain(t, i) => Source::Solved(t, i),
             Target::Solved(t, base) => {
                 Source::Solved(t, base + solved.counters_offset(t, &pos.play(m)))
             }

@@ -126,6 +126,13 @@ impl Solved {
         })
     }
 
+    /// Whether the states of table number `t` have counters (more than one
+    /// state per placement).
+    #[inline]
+    pub(super) fn has_counters(&self, t: u32) -> bool {
+        self.tables[t as usize].1.counters_per_placement() > 1
+    }
+
     /// The counter part of the index of `pos` in table number `t`.
     #[inline]
     pub(super) fn counters_offset(&self, t: u32, pos: &Position) -> u64 {
