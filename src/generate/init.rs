@@ -128,11 +128,11 @@ impl InitScratch {
         &self.pos
     }
 
-    /// Find what the states of the located placement share: its moves, and
-    /// the values of those that leave the batch; `next` is the other table of
-    /// the pair (where man moves lead). `capture`: whether the side to move
-    /// must capture (the first pass has tested it).
-    fn prepare(&mut self, ix: &MaterialIndex, next: &PairTable, solved: &Solved, capture: bool) {
+    /// Find the moves that the states of the located placement share (then
+    /// [`InitScratch::summarise_leaving`] reads the values of those that
+    /// leave the batch). `capture`: whether the side to move must capture
+    /// (the first pass has tested it).
+    fn prepare(&mut self, ix: &MaterialIndex, capture: bool) {
         self.moves.clear();
         self.king_moves.clear();
         self.known.clear();
@@ -156,7 +156,6 @@ impl InitScratch {
                 self.king_moves.push((k, n));
             }
         }
-        self.summarise_leaving(ix, next, solved);
     }
 
     /// The values of the (prepared) capture placement's states. A capture
@@ -537,7 +536,11 @@ pub(super) fn initialise(
                     // of the first, then step through its counter combinations.
                     let (mut t, mut counters, mut placement_end, mut skip) = (0, 0, 0, true);
                     let mut done = 0;
-                    for g in c * CHUNK..((c + 1) * CHUNK).min(total) {
+                    let end = ((c + 1) * CHUNK).min(total);
+                    let mut next = c * CHUNK;
+                    while next < end {
+                        let g = next;
+                        next += 1;
                         if g < placement_end {
                             counters += 1;
                         } else {
@@ -551,7 +554,8 @@ pub(super) fn initialise(
                                     let capture = scratch.locate(ix, t, idx / per).has_capture();
                                     if capture {
                                         captures.set(g / per);
-                                        scratch.prepare(ix, next, solved, true);
+                                        scratch.prepare(ix, true);
+                                        scratch.summarise_leaving(ix, next, solved);
                                         scratch.solve_capture_placement(ix, next, solved);
                                     }
                                     !capture
@@ -560,7 +564,11 @@ pub(super) fn initialise(
                                     let capture = captures.get(g / per);
                                     if !capture {
                                         scratch.locate(ix, t, idx / per);
-                                        scratch.prepare(ix, next, solved, false);
+                                        scratch.prepare(ix, false);
+                                        // King moves into capture placements
+                                        // first: their cells are asked for
+                                        // while the leaving moves' values are
+                                        // read (both wait on memory).
                                         let partner_start = partner[(g / len) as usize] * len;
                                         scratch.find_known(
                                             &next.index,
@@ -569,6 +577,7 @@ pub(super) fn initialise(
                                             per,
                                             work,
                                         );
+                                        scratch.summarise_leaving(ix, next, solved);
                                         debug_assert!(scratch.known.iter().all(|k| {
                                             let mut child = moved(
                                                 &scratch.pos,
@@ -590,6 +599,8 @@ pub(super) fn initialise(
                             };
                         }
                         if skip {
+                            // The other pass's placement: on to the next one.
+                            next = placement_end;
                             continue;
                         }
                         done += 1;
