@@ -269,6 +269,7 @@ impl InitScratch {
             self.leaving[c] = Some(Leaving::NONE);
             for (m, target) in self.moves.iter().zip(&self.targets) {
                 let src = target.source(&pos, m, next, solved);
+                // The target found with every counter 0 is this state's.
                 debug_assert_eq!(
                     src,
                     Source::of(
@@ -323,6 +324,10 @@ impl Target {
         debug_assert!(!is_internal(m));
         let child = pos.play(m);
         if m.is_capture() || m.promotes() {
+            // A finished table holds the adjudicated value of every state
+            // where the game is over (no legal move, seven-move draw, ...), so
+            // no move generation is needed here (it took 4% of a pair's time);
+            // `verify` re-derives those values with [`Position::outcome`].
             if child.pieces(child.turn()).is_empty() {
                 return Target::LastPiece;
             }
@@ -377,24 +382,7 @@ impl Source {
         solved_cache: &mut PlacementCache,
         next_cache: &mut PlacementCache,
     ) -> Source {
-        debug_assert!(!is_internal(m));
-        let child = pos.play(m);
-        if m.is_capture() || m.promotes() {
-            // A finished table holds the adjudicated value of every state
-            // where the game is over (no legal move, seven-move draw, ...), so
-            // no move generation is needed here (it took 4% of a pair's time);
-            // `verify` re-derives those values with [`Position::outcome`].
-            if child.pieces(child.turn()).is_empty() {
-                return Source::LastPiece;
-            }
-            let (t, i) = solved.locate(&child, solved_cache);
-            Source::Solved(t, i)
-        } else {
-            let (_, base) = next_cache.get(&child, || {
-                (0, next.index.placement_base(&white_to_move(&child)))
-            });
-            Source::Next(base + next.index.counters_offset(&child))
-        }
+        Target::of(pos, m, next, solved, solved_cache, next_cache).source(pos, m, next, solved)
     }
 
     #[inline]
