@@ -352,52 +352,6 @@ impl Header {
     }
 }
 
-/// A table's values and statistics, ready to be written.
-pub struct TableData<'a> {
-    /// Metric of the values.
-    pub metric: Metric,
-    /// Rule set.
-    pub rules: RuleSet,
-    /// Material.
-    pub material: Material,
-    /// Number of states.
-    pub states: u64,
-    /// The values of states `start..start + len`, on demand (so a table larger
-    /// than memory can be written from a file).
-    pub values: &'a (dyn Fn(u64, usize) -> Vec<u16> + Sync),
-    /// The largest value (decides the value width).
-    pub max_value: u16,
-    /// Wins, draws, losses.
-    pub counts: (u64, u64, u64),
-    /// Longest win.
-    pub longest_win: u32,
-}
-
-/// Write a table file atomically: to `<path>.tmp`, synced, then renamed to `path`.
-/// DTW values are given in plies and stored halved ([`Header::dtw_halved`]).
-pub fn write_table(path: &Path, data: &TableData<'_>) -> Result<Header, TableError> {
-    let mut w = TableWriter::new(path, &data.spec());
-    let block_states = w.block_states() as u64;
-    let n_blocks = data.states.div_ceil(block_states);
-    // Batches of blocks: read and checksummed in order, compressed in parallel.
-    const BATCH: u64 = 256;
-    for first in (0..n_blocks).step_by(BATCH as usize) {
-        let raw: Vec<Vec<u8>> = (first..(first + BATCH).min(n_blocks))
-            .into_par_iter()
-            .map(|b| {
-                let start = b * block_states;
-                let len = (data.states - start).min(block_states) as usize;
-                w.encode(&(data.values)(start, len))
-            })
-            .collect();
-        // The checksum is serial: one thread computes it while the others compress.
-        let level = w.level();
-        let ((), packed) = rayon::join(|| w.checksum(&raw), || compress_blocks(level, &raw));
-        w.push(packed.map_err(|e| w.io_error(e))?);
-    }
-    w.finish()
-}
-
 /// What a table file's header says about its values, known before they are
 /// written.
 #[derive(Copy, Clone, Debug)]
@@ -416,21 +370,6 @@ pub struct TableSpec {
     pub counts: (u64, u64, u64),
     /// Longest win.
     pub longest_win: u32,
-}
-
-impl TableData<'_> {
-    /// The header's part of it.
-    pub fn spec(&self) -> TableSpec {
-        TableSpec {
-            metric: self.metric,
-            rules: self.rules,
-            material: self.material,
-            states: self.states,
-            max_value: self.max_value,
-            counts: self.counts,
-            longest_win: self.longest_win,
-        }
-    }
 }
 
 /// Writes one table file from its blocks, given in order: each block's
