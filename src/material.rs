@@ -75,7 +75,8 @@ impl Material {
 
     /// Whether both sides have pieces (otherwise the game is over and no table is needed).
     pub const fn is_playable(self) -> bool {
-        self.stm_men + self.stm_kings > 0 && self.opp_men + self.opp_kings > 0
+        // No sums: a material read from a damaged file may hold any counts.
+        (self.stm_men > 0 || self.stm_kings > 0) && (self.opp_men > 0 || self.opp_kings > 0)
     }
 
     /// Every playable material with 2 to `max_pieces` pieces, in build order:

@@ -29,6 +29,13 @@ pub const OLDEST_FORMAT_VERSION: u16 = 1;
 pub const INDEX_VERSION: u16 = 1;
 /// Size of the fixed header in bytes.
 pub const HEADER_LEN: usize = 88;
+/// The largest block a reader accepts, in states: a block is decoded whole,
+/// so this bounds the memory a forged header can make a probe ask for (the
+/// writer uses 16,384).
+pub const MAX_BLOCK_STATES: u32 = 1 << 20;
+/// The most pieces a table's material may have: far beyond what can be
+/// generated, and small enough that every index size fits in 64 bits.
+pub const MAX_PIECES: u32 = 8;
 /// zstd level of WDL files. For inputs of at most 16 KiB (our blocks) zstd
 /// switches to its optimal parser from level 9 up, which costs 10-20 times the
 /// time of level 7 for 2-5% smaller tables; level 6 with 16 KiB DTW blocks
@@ -339,10 +346,38 @@ impl Header {
         if b[19] > halving_allowed as u8 {
             return Err(corrupt(&format!("bad DTW scale byte {}", b[19])));
         }
-        if !matches!(header.value_width, 1 | 2 | PACKED_2BIT) || header.block_states == 0 {
-            return Err(corrupt("bad value width or block size"));
+        if !matches!(header.value_width, 1 | 2 | PACKED_2BIT) {
+            return Err(corrupt(&format!(
+                "bad value encoding {}",
+                header.value_width
+            )));
         }
-        if header.wins + header.draws + header.losses != header.states {
+        if !(1..=MAX_BLOCK_STATES).contains(&header.block_states) {
+            return Err(corrupt(&format!(
+                "block size {} states (at most {MAX_BLOCK_STATES})",
+                header.block_states
+            )));
+        }
+        // The material decides the number of states: checked here, a forged
+        // count cannot make a reader allocate for it.
+        let pieces = [b[12], b[13], b[14], b[15]].map(u32::from);
+        if pieces.iter().sum::<u32>() > MAX_PIECES || !material.is_playable() {
+            return Err(corrupt(&format!(
+                "material {pieces:?} is not a table's material (at most {MAX_PIECES} pieces, both sides with pieces)"
+            )));
+        }
+        let size = crate::index::MaterialIndex::new(material, rules).size();
+        if header.states != size {
+            return Err(corrupt(&format!(
+                "{} states, but {material} has {size} under the {rules} rules",
+                header.states
+            )));
+        }
+        let counted = header
+            .wins
+            .checked_add(header.draws)
+            .and_then(|n| n.checked_add(header.losses));
+        if counted != Some(header.states) {
             return Err(corrupt("win/draw/loss counts do not add up to the states"));
         }
         if header.blocks as u64 != header.states.div_ceil(header.block_states as u64) {

@@ -171,3 +171,51 @@ fn random_games_are_long_and_varied() {
         .count();
     assert!(with_kings > 100, "{with_kings}");
 }
+
+/// Text that looks like FEN, PDN or a move, damaged: the alphabet of those
+/// notations with a few stray characters.
+fn notation_like() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[WBKwbk0-9:,.\\-x\"\\[\\] HhGg]{0,60}",
+        ".{0,40}",
+        // A valid FEN with one character replaced or dropped.
+        (
+            any::<u64>(),
+            any::<prop::sample::Index>(),
+            any::<char>(),
+            any::<bool>()
+        )
+            .prop_map(|(seed, at, c, drop)| {
+                let line = random_game(Position::initial(RuleSet::Official), 60, seed);
+                let mut chars: Vec<char> = fen::write(line.last().unwrap()).chars().collect();
+                let i = at.index(chars.len());
+                if drop {
+                    chars.remove(i);
+                } else {
+                    chars[i] = c;
+                }
+                chars.into_iter().collect()
+            }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// Bad input gets an error, never a panic: FEN, moves and PDN.
+    #[test]
+    fn damaged_notation_gives_errors_not_panics(text in notation_like()) {
+        for rules in RuleSet::ALL {
+            if let Ok(p) = fen::parse(&text, rules) {
+                // What parses is a position the rest of the library can use.
+                let again = fen::parse(&fen::write(&p), rules);
+                prop_assert_eq!(again.as_ref().ok(), Some(&p));
+                let _ = p.legal_moves();
+            }
+        }
+        let legal = Position::initial(RuleSet::Official).legal_moves();
+        let _ = frisian_tb::moves::parse_move(&text, &legal);
+        let _ = frisian_tb::pdn::move_text(&text);
+        let _ = frisian_tb::pdn::parse_games(&text);
+    }
+}
