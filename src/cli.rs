@@ -200,7 +200,7 @@ enum Command {
     },
     /// Draw the board with its counter state.
     #[command(
-        after_help = "Examples:\n  frisian-tb show 'W:W31-50:B1-20'\n  frisian-tb show 'W:WK45,31:B7:TW45/2'\n  frisian-tb show --svg board.svg --arrow 28x13 'W:W28:B9,18,20,29,38'"
+        after_help = "Examples:\n  frisian-tb show 'W:W31-50:B1-20'\n  frisian-tb show 'W:WK45,31:B7:TW45/2'\n  frisian-tb show --svg board.svg --arrow 28x13 'W:W28:B9,18,20,29,38'\n  frisian-tb show --json --play '18-23' 'W:WK18,15:BK46'"
     )]
     Show {
         #[command(flatten)]
@@ -208,6 +208,9 @@ enum Command {
         /// Write an SVG diagram to this file instead of printing the board.
         #[arg(long, value_name = "FILE")]
         svg: Option<PathBuf>,
+        /// Print the position, its counters and its state as JSON.
+        #[arg(long, conflicts_with = "svg")]
+        json: bool,
         /// Draw an arrow for this move (repeatable), with --svg.
         #[arg(long, value_name = "MOVE", requires = "svg")]
         arrow: Vec<String>,
@@ -416,10 +419,15 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Show {
             common,
             svg,
+            json,
             arrow,
             fen,
         } => {
             let pos = position(&common, Some(&fen), Start::Initial)?;
+            if json {
+                println!("{}", show_json(&pos));
+                return Ok(());
+            }
             match svg {
                 Some(file) => {
                     let legal = pos.legal_moves();
@@ -675,6 +683,47 @@ fn board_diagram(pos: &Position) -> String {
         None => s.push_str(&format!("{} legal moves.\n", pos.legal_moves().len())),
     }
     s
+}
+
+/// `show --json`: the position, its pieces, its counters and whether the
+/// game is over.
+fn show_json(pos: &Position) -> serde_json::Value {
+    use serde_json::json;
+    let squares = |b: frisian_tb::Bitboard| b.squares().map(|s| s.number()).collect::<Vec<_>>();
+    let side = |side: Side| {
+        let three_move = match pos.three_move(side) {
+            Some(kc) => json!({"king": kc.square.number(), "count": kc.count}),
+            None if pos.men(side).any() && pos.kings(side).any() => {
+                json!({"king": null, "count": 0})
+            }
+            None => serde_json::Value::Null,
+        };
+        json!({
+            "men": squares(pos.men(side)),
+            "kings": squares(pos.kings(side)),
+            "three_move": three_move,
+        })
+    };
+    let outcome = pos
+        .outcome()
+        .map(|o| json!({"wdl": o.wdl.to_string(), "ending": o.ending.describe()}));
+    json!({
+        "fen": fen::write(pos),
+        "rules": pos.rules().name(),
+        "turn": pos.turn().to_string().to_lowercase(),
+        "white": side(Side::White),
+        "black": side(Side::Black),
+        "seven_move": pos.seven_move().map(|sm| json!({
+            "side": sm.strong.to_string().to_lowercase(),
+            "moves": sm.moves,
+        })),
+        "lidraughts_plies": pos
+            .ply_limit()
+            .filter(|_| pos.rules() == RuleSet::Lidraughts)
+            .map(|limit| json!({"plies": pos.plies(), "limit": limit})),
+        "legal_moves": pos.legal_moves().len(),
+        "outcome": outcome,
+    })
 }
 
 #[derive(Serialize)]

@@ -100,6 +100,27 @@ fn show_draws_the_board_and_counters() {
 }
 
 #[test]
+fn show_json_gives_pieces_counters_and_outcome() {
+    let (code, out, _) = run(&["show", "--json", "--play", "45-40", "W:W31,K45:BK4"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["turn"], "black");
+    assert_eq!(v["white"]["kings"], serde_json::json!([40]));
+    assert_eq!(v["white"]["men"], serde_json::json!([31]));
+    assert_eq!(v["white"]["three_move"], serde_json::json!({"king": 40, "count": 1}));
+    // Black has no men: the three-move rule does not apply to it.
+    assert_eq!(v["black"]["three_move"], serde_json::Value::Null);
+    assert_eq!(v["outcome"], serde_json::Value::Null);
+    let (_, out, _) = run(&["show", "--json", "W:WK1,K2:BK6"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["seven_move"], serde_json::json!({"side": "white", "moves": 0}));
+    let (_, out, _) = run(&["show", "--json", "W:WK46:BK5"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["outcome"]["wdl"], "loss");
+    assert_eq!(v["legal_moves"], 8);
+}
+
+#[test]
 fn every_command_has_help_with_an_example() {
     for cmd in [
         "moves",
