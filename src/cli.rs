@@ -2,6 +2,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use frisian_tb::generate::{self, Plan, TableStats};
+use frisian_tb::material::{MaterialError, MAX_PIECES};
 use frisian_tb::moves::parse_move;
 use frisian_tb::probe::Tablebase;
 use frisian_tb::table::{Metric, TableFile};
@@ -66,7 +67,7 @@ enum Command {
     )]
     Materials {
         /// Largest number of pieces.
-        #[arg(long, default_value_t = 5)]
+        #[arg(long, default_value_t = 5, value_parser = pieces_arg)]
         max_pieces: u32,
         /// Rule set (sizes differ in the draw counters).
         #[arg(long, default_value = "official")]
@@ -82,10 +83,10 @@ enum Command {
     )]
     Generate {
         /// Largest number of pieces.
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = 3, value_parser = pieces_arg)]
         max_pieces: u32,
         /// Only this material (e.g. KMvK), its colour flip and what they depend on.
-        #[arg(long)]
+        #[arg(long, value_parser = table_material_arg)]
         material: Option<Material>,
         /// Rule set: official, lidraughts or both.
         #[arg(long, default_value = "official")]
@@ -98,7 +99,7 @@ enum Command {
         threads: Option<usize>,
         /// Memory the generator may use, in GiB (default: what the system has available).
         /// A table pair that would need more is refused before it starts.
-        #[arg(long, value_name = "GIB")]
+        #[arg(long, value_name = "GIB", value_parser = gib_arg)]
         max_memory: Option<f64>,
         /// Print the statistics of the tables written as JSON.
         #[arg(long)]
@@ -180,10 +181,10 @@ enum Command {
         #[arg(long, default_value = "both")]
         rules: RulesChoice,
         /// Only tables with at most this many pieces.
-        #[arg(long)]
+        #[arg(long, value_parser = pieces_arg)]
         max_pieces: Option<u32>,
         /// Only these materials (repeatable), e.g. --material KMvK.
-        #[arg(long)]
+        #[arg(long, value_parser = table_material_arg)]
         material: Vec<Material>,
         /// Also compare each table's statistics and value checksum with its line in
         /// this manifest (e.g. the checked-in tables/MANIFEST).
@@ -192,7 +193,7 @@ enum Command {
         /// Memory verification may use, in GiB (default: what the system has
         /// available). A table that would need more is not checked, and the run
         /// says so and exits with status 2.
-        #[arg(long, value_name = "GIB")]
+        #[arg(long, value_name = "GIB", value_parser = gib_arg)]
         max_memory: Option<f64>,
         /// Print JSON.
         #[arg(long)]
@@ -217,6 +218,37 @@ enum Command {
         /// Position in FEN.
         fen: String,
     },
+}
+
+/// `--max-pieces`: tables have 2 to [`MAX_PIECES`] pieces.
+fn pieces_arg(s: &str) -> Result<u32, String> {
+    let n: u32 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of pieces"))?;
+    if !(2..=MAX_PIECES).contains(&n) {
+        return Err(format!("tables have 2 to {MAX_PIECES} pieces, not {n}"));
+    }
+    Ok(n)
+}
+
+/// `--material` of a table: a material name of at most [`MAX_PIECES`] pieces.
+fn table_material_arg(s: &str) -> Result<Material, String> {
+    let m: Material = s.parse().map_err(|e: MaterialError| e.to_string())?;
+    if m.pieces() > MAX_PIECES {
+        return Err(format!(
+            "{m} has {} pieces; tables have at most {MAX_PIECES}",
+            m.pieces()
+        ));
+    }
+    Ok(m)
+}
+
+/// `--max-memory`: a positive number of GiB.
+fn gib_arg(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(g) if g.is_finite() && g > 0.0 => Ok(g),
+        _ => Err(format!("'{s}' is not a positive number of GiB")),
+    }
 }
 
 /// A study claim for the side to move.

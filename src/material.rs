@@ -14,6 +14,12 @@ use crate::position::Position;
 use std::fmt;
 use std::str::FromStr;
 
+/// The most pieces a material of a table may have. Index sizes fit in 64
+/// bits well beyond this, and it is far beyond what a workstation can
+/// generate (five pieces take minutes, six would take days); table readers
+/// refuse a header that names more.
+pub const MAX_PIECES: u32 = 8;
+
 /// The pieces of both sides, side to move first.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Material {
@@ -79,12 +85,13 @@ impl Material {
         (self.stm_men > 0 || self.stm_kings > 0) && (self.opp_men > 0 || self.opp_kings > 0)
     }
 
-    /// Every playable material with 2 to `max_pieces` pieces, in build order:
-    /// fewer pieces first, then fewer men, so that every capture (fewer pieces)
-    /// and every promotion (one man fewer) leads to a material built earlier.
+    /// Every playable material with 2 to `max_pieces` pieces (at most
+    /// [`MAX_PIECES`]), in build order: fewer pieces first, then fewer men, so
+    /// that every capture (fewer pieces) and every promotion (one man fewer)
+    /// leads to a material built earlier.
     pub fn all(max_pieces: u32) -> Vec<Material> {
         let mut out = Vec::new();
-        for n in 2..=max_pieces.min(40) {
+        for n in 2..=max_pieces.min(MAX_PIECES) {
             for sm in 0..=n {
                 for sk in 0..=n - sm {
                     for om in 0..=n - sm - sk {

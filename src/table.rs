@@ -33,9 +33,8 @@ pub const HEADER_LEN: usize = 88;
 /// so this bounds the memory a forged header can make a probe ask for (the
 /// writer uses 16,384).
 pub const MAX_BLOCK_STATES: u32 = 1 << 20;
-/// The most pieces a table's material may have: far beyond what can be
-/// generated, and small enough that every index size fits in 64 bits.
-pub const MAX_PIECES: u32 = 8;
+/// The most pieces a table's material may have.
+pub use crate::material::MAX_PIECES;
 /// zstd level of WDL files. For inputs of at most 16 KiB (our blocks) zstd
 /// switches to its optimal parser from level 9 up, which costs 10-20 times the
 /// time of level 7 for 2-5% smaller tables; level 6 with 16 KiB DTW blocks

@@ -107,17 +107,39 @@ fn show_json_gives_pieces_counters_and_outcome() {
     assert_eq!(v["turn"], "black");
     assert_eq!(v["white"]["kings"], serde_json::json!([40]));
     assert_eq!(v["white"]["men"], serde_json::json!([31]));
-    assert_eq!(v["white"]["three_move"], serde_json::json!({"king": 40, "count": 1}));
+    assert_eq!(
+        v["white"]["three_move"],
+        serde_json::json!({"king": 40, "count": 1})
+    );
     // Black has no men: the three-move rule does not apply to it.
     assert_eq!(v["black"]["three_move"], serde_json::Value::Null);
     assert_eq!(v["outcome"], serde_json::Value::Null);
     let (_, out, _) = run(&["show", "--json", "W:WK1,K2:BK6"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["seven_move"], serde_json::json!({"side": "white", "moves": 0}));
+    assert_eq!(
+        v["seven_move"],
+        serde_json::json!({"side": "white", "moves": 0})
+    );
     let (_, out, _) = run(&["show", "--json", "W:WK46:BK5"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["outcome"]["wdl"], "loss");
     assert_eq!(v["legal_moves"], 8);
+}
+
+#[test]
+fn out_of_range_arguments_are_refused_with_the_range() {
+    for (args, expect) in [
+        (&["materials", "--max-pieces", "100"][..], "tables have 2 to 8 pieces"),
+        (&["generate", "--max-pieces", "9"][..], "tables have 2 to 8 pieces"),
+        (&["verify", "--max-pieces", "1"][..], "tables have 2 to 8 pieces"),
+        (&["generate", "--material", "KKKKKvKKKKK"][..], "has 10 pieces"),
+        (&["generate", "--max-memory=-1"][..], "not a positive number of GiB"),
+        (&["verify", "--max-memory", "NaN"][..], "not a positive number of GiB"),
+    ] {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(expect), "{args:?}: {err}");
+    }
 }
 
 #[test]
