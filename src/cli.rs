@@ -937,6 +937,12 @@ fn cmd_generate(
     max_memory: Option<f64>,
     json: bool,
 ) -> Result<(), CliError> {
+    if out.exists() && !out.is_dir() {
+        return Err(CliError::Other(format!(
+            "--out {}: not a directory",
+            out.display()
+        )));
+    }
     let mut plan = match material {
         Some(m) => Plan::material(rules, out, m),
         None => Plan::all(rules, out, max_pieces),
