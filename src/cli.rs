@@ -107,7 +107,7 @@ enum Command {
     },
     /// The value of a position and of every legal move, from the tables.
     #[command(
-        after_help = "Examples:\n  frisian-tb probe 'W:WK18,15:BK46'\n  frisian-tb probe --json 'W:WK1,K2:BK6'\n  frisian-tb probe --play '43-34' 'W:WK43,K50:BK14:SW4'"
+        after_help = "Examples:\n  frisian-tb probe 'W:WK18,15:BK46'\n  frisian-tb probe --json 'W:WK1,K2:BK6'\n  frisian-tb probe --play '43-34' 'W:WK43,K50:BK14:SW4'\n  frisian-tb probe 'W:W28,K1:B9,18,23,K50'   # six pieces: searched to the tables"
     )]
     Probe {
         #[command(flatten)]
@@ -122,7 +122,8 @@ enum Command {
         /// defence that holds, and a line of best play to an adjudicated draw.
         #[arg(long)]
         explain: bool,
-        /// Plies to search beyond the tables (with --explain), for positions with more pieces.
+        /// Plies to search beyond the tables, for positions with more pieces than
+        /// they hold (every line must reach the tables or the end of the game).
         #[arg(long, default_value_t = 6)]
         search_depth: u32,
         /// Position in FEN.
@@ -387,7 +388,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             if explain {
                 cmd_explain(&pos, &tables, search_depth, json)?;
             } else {
-                cmd_probe(&pos, &tables, json)?;
+                cmd_probe(&pos, &tables, search_depth, json)?;
             }
         }
         Command::Study {
@@ -1145,10 +1146,13 @@ fn open_tablebase(dir: &Path, rules: RuleSet) -> Result<Tablebase, CliError> {
     Ok(tb)
 }
 
-fn cmd_probe(pos: &Position, dir: &Path, json: bool) -> Result<(), CliError> {
+fn cmd_probe(pos: &Position, dir: &Path, depth: u32, json: bool) -> Result<(), CliError> {
     let tb = open_tablebase(dir, pos.rules())?;
-    let v = tb.probe(pos)?;
-    let moves = tb.probe_moves(pos)?;
+    // From the tables; a position with more pieces by an exact search that
+    // follows every line to the tables (or fails, naming the tables needed).
+    let oracle = study::Oracle::with_depth(&tb, depth);
+    let v = oracle.value(pos)?;
+    let moves = oracle.move_values(pos)?;
     let legal: Vec<Move> = moves.iter().map(|m| m.mv).collect();
     if json {
         let out = ProbeJson {
@@ -1180,6 +1184,12 @@ fn cmd_probe(pos: &Position, dir: &Path, json: bool) -> Result<(), CliError> {
     );
     if let Some(o) = pos.outcome() {
         println!("The game is over: {}.", o.ending.describe());
+    }
+    if oracle.searched() {
+        println!(
+            "{} pieces, more than the tables hold: solved by a search that follows every line to the tables.",
+            Material::of(pos).pieces()
+        );
     }
     for m in &moves {
         println!(

@@ -211,11 +211,15 @@ impl<'a> Oracle<'a> {
                 } else {
                     line.join(" ")
                 },
-                needed: needed
-                    .iter()
-                    .map(|m| m.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                needed: if m.pieces() > crate::material::MAX_PIECES {
+                    format!("none can hold {} pieces", m.pieces())
+                } else {
+                    needed
+                        .iter()
+                        .map(|m| m.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
             });
         }
         self.searched.set(true);

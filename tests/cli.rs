@@ -129,12 +129,30 @@ fn show_json_gives_pieces_counters_and_outcome() {
 #[test]
 fn out_of_range_arguments_are_refused_with_the_range() {
     for (args, expect) in [
-        (&["materials", "--max-pieces", "100"][..], "tables have 2 to 8 pieces"),
-        (&["generate", "--max-pieces", "9"][..], "tables have 2 to 8 pieces"),
-        (&["verify", "--max-pieces", "1"][..], "tables have 2 to 8 pieces"),
-        (&["generate", "--material", "KKKKKvKKKKK"][..], "has 10 pieces"),
-        (&["generate", "--max-memory=-1"][..], "not a positive number of GiB"),
-        (&["verify", "--max-memory", "NaN"][..], "not a positive number of GiB"),
+        (
+            &["materials", "--max-pieces", "100"][..],
+            "tables have 2 to 8 pieces",
+        ),
+        (
+            &["generate", "--max-pieces", "9"][..],
+            "tables have 2 to 8 pieces",
+        ),
+        (
+            &["verify", "--max-pieces", "1"][..],
+            "tables have 2 to 8 pieces",
+        ),
+        (
+            &["generate", "--material", "KKKKKvKKKKK"][..],
+            "has 10 pieces",
+        ),
+        (
+            &["generate", "--max-memory=-1"][..],
+            "not a positive number of GiB",
+        ),
+        (
+            &["verify", "--max-memory", "NaN"][..],
+            "not a positive number of GiB",
+        ),
     ] {
         let (code, _, err) = run(args);
         assert_eq!(code, 2, "{args:?}: {err}");
@@ -187,11 +205,24 @@ fn generate_probe_info_and_verify_from_the_command_line() {
         (Some("win"), Some(1))
     );
     assert_eq!(v["moves"][0]["wdl"], "win");
-    // Too many pieces: a clear error.
-    let (code, _, err) = run(&["probe", "--tables", d, "W:WK1,K2:BK12"]);
+    // More pieces than the tables: the capture is compulsory, so a search
+    // reaches the tables in every line.
+    let (code, out, err) = run(&["probe", "--tables", d, "W:WK1,K2:BK12"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("win in 1 ply for White"), "{out}");
+    assert!(out.contains("3 pieces, more than the tables hold"), "{out}");
+    // Where the search does not reach them: a clear error.
+    let (code, _, err) = run(&[
+        "probe",
+        "--tables",
+        d,
+        "--search-depth",
+        "0",
+        "W:WK1,K2:BK12",
+    ]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("3 pieces") && err.contains("at most 2"),
+        err.contains("3 pieces") && err.contains("at most 2") && err.contains("KKvK"),
         "{err}"
     );
     let (code, out, _) = run(&[
