@@ -1023,30 +1023,43 @@ impl TableFile {
     }
 
     /// Decode the values of states `start..start + len` (without the checksum
-    /// of the whole table; see [`TableFile::for_each_block`]).
+    /// of the whole table; see [`TableFile::for_each_block`]), the blocks in
+    /// parallel.
     pub fn read_range(&self, start: u64, len: usize) -> Result<Vec<u16>, TableError> {
-        let end = start + len as u64;
-        if end > self.header.states {
-            return Err(self.corrupt(format!(
-                "states {start}..{end} beyond {} states",
-                self.header.states
-            )));
+        let end = match start.checked_add(len as u64) {
+            Some(end) if end <= self.header.states => end,
+            _ => {
+                return Err(self.corrupt(format!(
+                    "states {start}..+{len} beyond {} states",
+                    self.header.states
+                )))
+            }
+        };
+        if len == 0 {
+            return Ok(Vec::new());
         }
         let per = self.header.block_states as u64;
-        let mut dec = self.decompressor()?;
-        let mut buf = Vec::new();
-        let mut out = Vec::with_capacity(len);
-        if len == 0 {
-            return Ok(out);
-        }
-        for block in (start / per) as u32..=((end - 1) / per) as u32 {
-            let states_here = self.decode_block(&mut dec, block, &mut buf)? as u64;
-            let first = block as u64 * per;
-            let from = start.max(first) - first;
-            let to = end.min(first + states_here) - first;
-            out.extend((from..to).map(|i| decode_at(&buf, i as usize, self.header.value_width)));
-        }
-        Ok(out)
+        let blocks = (start / per) as u32..=((end - 1) / per) as u32;
+        let parts: Vec<Vec<u16>> = blocks
+            .into_par_iter()
+            .map_init(
+                || (self.decompressor().map_err(|e| e.to_string()), Vec::new()),
+                |(dec, buf), block| {
+                    let dec = dec.as_mut().map_err(|e| TableError::Io {
+                        path: self.path.clone(),
+                        source: io::Error::other(e.clone()),
+                    })?;
+                    let states_here = self.decode_block(dec, block, buf)? as u64;
+                    let first = block as u64 * per;
+                    let from = start.max(first) - first;
+                    let to = end.min(first + states_here) - first;
+                    Ok((from..to)
+                        .map(|i| decode_at(buf, i as usize, self.header.value_width))
+                        .collect())
+                },
+            )
+            .collect::<Result<_, TableError>>()?;
+        Ok(parts.concat())
     }
 
     /// Check the checksum of the compressed body against the header.
