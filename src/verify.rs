@@ -154,6 +154,68 @@ pub fn memory_estimate(material: Material, rules: RuleSet) -> u64 {
     values + values / 8 + step + (64 << 20)
 }
 
+/// Re-derive the values of the states `step..` of `ix` and compare them with
+/// `stored`, in parallel: the number of wrong values and the first `keep` of
+/// them, per chunk of states.
+fn check_states(
+    ix: &MaterialIndex,
+    values: &Solved,
+    step: u64,
+    stored: &[Value],
+    keep: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Vec<(u64, Vec<Mismatch>)> {
+    const CHUNK: u64 = 1 << 14;
+    let per = ix.counters_per_placement();
+    stored
+        .par_chunks(CHUNK as usize)
+        .enumerate()
+        .map(|(c, chunk)| {
+            let (mut n, mut first) = (0, Vec::new());
+            // The legal moves of the current placement, by blocked king: the
+            // move generator reads only the pieces, the side to move and the
+            // king the three-move rule blocks, so states of one placement
+            // with the same blocked king have the same moves.
+            let mut moves: Vec<(Option<Square>, MoveList)> = Vec::new();
+            let mut cache = PlacementCache::new();
+            let mut placement = u64::MAX;
+            let mut pos = ix.placement_position(0);
+            for (k, &have) in chunk.iter().enumerate() {
+                let i = step + c as u64 * CHUNK + k as u64;
+                if i / per != placement {
+                    placement = i / per;
+                    pos = ix.placement_position(placement);
+                    moves.clear();
+                }
+                ix.set_counters(&mut pos, i % per);
+                let blocked = pos.blocked_king();
+                let list = match moves.iter().position(|(b, _)| *b == blocked) {
+                    Some(l) => l,
+                    None => {
+                        moves.push((blocked, pos.legal_moves()));
+                        moves.len() - 1
+                    }
+                };
+                let want = derive(&pos, values, &moves[list].1, &mut cache);
+                if want != have {
+                    n += 1;
+                    if first.len() < keep {
+                        first.push(Mismatch {
+                            material: ix.material().to_string(),
+                            index: i,
+                            fen: crate::fen::write(&pos),
+                            stored: show(have),
+                            expected: show(want),
+                        });
+                    }
+                }
+            }
+            progress(chunk.len() as u64);
+            (n, first)
+        })
+        .collect()
+}
+
 /// [`verify_table`], reporting the number of states checked as it goes.
 ///
 /// Memory: the decoded values (a byte per state, see [`Solved`]) of the colour
@@ -206,10 +268,8 @@ pub fn verify_table_with_progress(
     let values = Solved::load(dir, rules, &needed_materials(material))?;
     let ix = MaterialIndex::new(material, rules);
     let size = ix.size();
-    let per = ix.counters_per_placement();
     let header = files[0].header().clone();
 
-    const CHUNK: u64 = 1 << 14;
     let (mut mismatches, mut first_mismatches) = (0u64, Vec::new());
     let mut counts = Counts::default();
     let mut sum = table::Fnv::default();
@@ -241,55 +301,7 @@ pub fn verify_table_with_progress(
                     sum.update_record(v.wdl as u8, v.dtw);
                 }
             },
-            || {
-                stored
-                    .par_chunks(CHUNK as usize)
-                    .enumerate()
-                    .map(|(c, chunk)| {
-                        let (mut n, mut first) = (0, Vec::new());
-                        // The legal moves of the current placement, by blocked king: the
-                        // move generator reads only the pieces, the side to move and the
-                        // king the three-move rule blocks, so states of one placement
-                        // with the same blocked king have the same moves.
-                        let mut moves: Vec<(Option<Square>, MoveList)> = Vec::new();
-                        let mut cache = PlacementCache::new();
-                        let mut placement = u64::MAX;
-                        let mut pos = ix.placement_position(0);
-                        for (k, &have) in chunk.iter().enumerate() {
-                            let i = step + c as u64 * CHUNK + k as u64;
-                            if i / per != placement {
-                                placement = i / per;
-                                pos = ix.placement_position(placement);
-                                moves.clear();
-                            }
-                            ix.set_counters(&mut pos, i % per);
-                            let blocked = pos.blocked_king();
-                            let list = match moves.iter().position(|(b, _)| *b == blocked) {
-                                Some(l) => l,
-                                None => {
-                                    moves.push((blocked, pos.legal_moves()));
-                                    moves.len() - 1
-                                }
-                            };
-                            let want = derive(&pos, &values, &moves[list].1, &mut cache);
-                            if want != have {
-                                n += 1;
-                                if first.len() < keep {
-                                    first.push(Mismatch {
-                                        material: material.to_string(),
-                                        index: i,
-                                        fen: crate::fen::write(&pos),
-                                        stored: show(have),
-                                        expected: show(want),
-                                    });
-                                }
-                            }
-                        }
-                        progress(chunk.len() as u64);
-                        (n, first)
-                    })
-                    .collect()
-            },
+            || check_states(&ix, &values, step, &stored, keep, progress),
         );
         for (n, first) in found {
             mismatches += n;
