@@ -683,9 +683,7 @@ fn board_diagram(pos: &Position) -> String {
                 kc.count,
                 if kc.count == 1 { "" } else { "s" }
             ),
-            None if pos.men(side).any() && pos.kings(side).any() => {
-                "no king move counted".to_string()
-            }
+            None if pos.three_move_applies(side) => "no king move counted".to_string(),
             None => "does not apply".to_string(),
         };
         s.push_str(&format!("Three-move rule, {side}: {state}.\n"));
@@ -726,7 +724,7 @@ fn show_json(pos: &Position) -> serde_json::Value {
     let side = |side: Side| {
         let three_move = match pos.three_move(side) {
             Some(kc) => json!({"king": kc.square.number(), "count": kc.count}),
-            None if pos.men(side).any() && pos.kings(side).any() => {
+            None if pos.three_move_applies(side) => {
                 json!({"king": null, "count": 0})
             }
             None => serde_json::Value::Null,

@@ -304,12 +304,19 @@ impl Position {
         }
     }
 
+    /// Whether the three-move rule applies to `side`: only to a player with
+    /// both men and kings (rulebook 2h-II).
+    #[inline]
+    pub fn three_move_applies(&self, side: Side) -> bool {
+        self.men(side).any() && self.kings(side).any()
+    }
+
     /// The three-move rule applies only to a player with both men and kings
     /// (rulebook 2h-II), and follows a king that still stands.
     fn normalise_three_move(&mut self) {
         for side in Side::BOTH {
             let i = side.index();
-            let applies = self.men(side).any() && self.kings(side).any();
+            let applies = self.three_move_applies(side);
             if let Some(kc) = self.three[i] {
                 if !applies || !self.kings(side).contains(kc.square) {
                     self.three[i] = None;

@@ -162,7 +162,7 @@ impl Undoing {
             mover,
             seven,
             plies,
-            rule_applies: pos.men(mover).any() && pos.kings(mover).any(),
+            rule_applies: pos.three_move_applies(mover),
             after_state: pos.three_move(mover),
         })
     }
