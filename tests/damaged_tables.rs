@@ -7,6 +7,9 @@
 //! damage), and header fields forged with the header checksum made to match
 //! again (what a careless tool, or a malicious file, would produce).
 
+mod common;
+
+use common::reseal_header;
 use frisian_tb::generate::{self, Plan, Quiet};
 use frisian_tb::probe::Tablebase;
 use frisian_tb::table::{TableFile, HEADER_LEN};
@@ -51,15 +54,6 @@ fn in_scratch(name: &str, bytes: &[u8]) {
     let dir = scratch();
     exercise(&dir, name, bytes);
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// Recompute the header checksum (FNV-1a 64 of bytes 0..80, at 80..88), so
-/// that forged fields get past it.
-fn reseal(b: &mut [u8]) {
-    if b.len() >= HEADER_LEN {
-        let sum = frisian_tb::table::Fnv::of(&b[..80]);
-        b[80..88].copy_from_slice(&sum.to_le_bytes());
-    }
 }
 
 /// Everything a reader may do with a file; each must return, not panic.
@@ -159,7 +153,7 @@ proptest! {
         for ((at, width), v) in forged {
             b[at..at + width].copy_from_slice(&v.to_le_bytes()[..width]);
         }
-        reseal(&mut b);
+        reseal_header(&mut b);
         b.extend(extra);
         in_scratch(file, &b);
     }
@@ -197,7 +191,7 @@ fn forged_sizes(file: &str, states: u64, block_states: u32, width: u8) -> Vec<u8
     h[32..40].copy_from_slice(&states.to_le_bytes());
     h[40..56].fill(0);
     h[60..64].copy_from_slice(&(blocks as u32).to_le_bytes());
-    reseal(&mut h);
+    reseal_header(&mut h);
     // Every block the original's first block (or empty, past the first).
     let first = {
         let o = |i: usize| u64::from_le_bytes(b[HEADER_LEN + 8 * i..][..8].try_into().unwrap());

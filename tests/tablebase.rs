@@ -4,6 +4,9 @@
 //! Tables up to three pieces are generated once per test run into Cargo's
 //! temporary directory, in both rule sets.
 
+mod common;
+
+use common::reseal_header;
 use frisian_tb::generate::{self, Plan, Quiet};
 use frisian_tb::probe::{ProbeError, Tablebase};
 use frisian_tb::table::{self, Metric, TableError, TableFile};
@@ -391,12 +394,6 @@ fn decoded_values_are_the_values_written() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("KMvK.official.dtw"), "{err}");
-}
-
-/// Make a changed header's checksum right again.
-fn reseal_header(b: &mut [u8]) {
-    let sum = table::Fnv::of(&b[..80]);
-    b[80..88].copy_from_slice(&sum.to_le_bytes());
 }
 
 /// Rewrite a table file's header (fixing its checksum).

@@ -1,4 +1,5 @@
-//! Shared test helpers: random positions, reachable by play or placed at random.
+//! Shared test helpers: random positions, reachable by play or placed at random;
+//! a table header's checksum made to match after a change.
 
 #![allow(dead_code)]
 
@@ -95,5 +96,14 @@ pub fn random_sparse(seed: u64, rules: RuleSet) -> Position {
             }
         }
         return pos;
+    }
+}
+
+/// Recompute a table header's checksum (FNV-1a 64 of bytes 0..80, stored at
+/// 80..88), so that a changed header field gets past it.
+pub fn reseal_header(b: &mut [u8]) {
+    if b.len() >= frisian_tb::table::HEADER_LEN {
+        let sum = frisian_tb::table::Fnv::of(&b[..80]);
+        b[80..88].copy_from_slice(&sum.to_le_bytes());
     }
 }
