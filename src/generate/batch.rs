@@ -111,7 +111,7 @@ pub(super) fn batches(tables: &[&MaterialIndex], batch_states: u64) -> Vec<Batch
 pub(super) const BATCH_STATES: u64 = 1 << 25;
 
 /// States that propagation goes through together where slice pairs are
-/// small: about 16 MB of cells, which the processor's cache can hold.
+/// small: about 8 MB of cells, which the processor's cache can hold.
 const LOCAL_STATES: u64 = 1 << 21;
 
 /// The batch's runs for propagation: ranges of batch positions made of whole

@@ -596,7 +596,7 @@ pub(super) fn initialise(
                         if pass == Pass::Captures {
                             let v =
                                 scratch.capture_values[(counters % ix.carried_counters()) as usize];
-                            work.set(g as usize, Cell::OPEN.with_result(v.pack()));
+                            work.set(g as usize, work.with_value(Cell::OPEN, v));
                             #[cfg(debug_assertions)]
                             {
                                 // The shortcut against this state's own value.
@@ -696,10 +696,7 @@ fn init_state(
     if let Some(o) = pos.outcome_with(internal > 0 || leaves) {
         match o.wdl {
             Wdl::Loss => out.push((0, g)),
-            _ => w.set(
-                gi,
-                Cell::OPEN.with_result(Value { wdl: o.wdl, dtw: 0 }.pack()),
-            ),
+            _ => w.set(gi, w.with_value(Cell::OPEN, Value { wdl: o.wdl, dtw: 0 })),
         }
         return;
     }
@@ -729,7 +726,9 @@ fn init_state(
                 continue;
             }
             let child = k.start + known_counters(ix, pos, k, t_stm, plain);
-            let v = Value::unpack(Cell(w.cells[child as usize].load(Relaxed)).result())
+            let v = w
+                .get(child as usize)
+                .value()
                 .expect("capture placements are solved in the first pass");
             leaving.add(v);
             known += 1;
@@ -766,26 +765,24 @@ fn init_state(
     };
     if options == 0 {
         if best_win != NO_WIN {
-            w.set(gi, Cell::OPEN.with_best_win(best_win));
+            w.set(gi, w.with_best_win(Cell::OPEN, best_win));
             out.push((best_win, WIN_BIT | g));
         } else if draw {
             let draw = Value {
                 wdl: Wdl::Draw,
                 dtw: 0,
             };
-            w.set(gi, Cell::OPEN.with_result(draw.pack()));
+            w.set(gi, w.with_value(Cell::OPEN, draw));
         } else {
             out.push((longest + 1, g));
         }
         return;
     }
     // A drawing escape counts as a reply that is never refuted.
+    let open = Cell::OPEN.with_remaining((options + u32::from(draw)) as u8);
     w.set(
         gi,
-        Cell::OPEN
-            .with_remaining((options + u32::from(draw)) as u8)
-            .with_longest_reply(longest)
-            .with_best_win(best_win),
+        w.with_best_win(w.with_longest_reply(open, longest), best_win),
     );
     if best_win != NO_WIN {
         out.push((best_win, WIN_BIT | g));

@@ -4,7 +4,7 @@
 use super::GenerateError;
 use memmap2::{MmapMut, UncheckedAdvice};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// Ask the processor to bring the cache line of `r` into the cache, without
 /// waiting for it.
@@ -113,37 +113,60 @@ impl Drop for HugeMap {
     }
 }
 
+/// Atomic integers that [`AtomicWords`] holds: any bit pattern is a valid
+/// value, and each can be set to zero.
+pub(super) trait Word: Send + Sync + 'static {
+    fn clear(&self);
+}
+impl Word for AtomicU64 {
+    #[inline]
+    fn clear(&self) {
+        self.store(0, Relaxed)
+    }
+}
+impl Word for AtomicU32 {
+    #[inline]
+    fn clear(&self) {
+        self.store(0, Relaxed)
+    }
+}
+
 /// A zeroed array of atomic words in anonymous memory advised to use huge
 /// pages. The propagation touches cells all over a batch (hundreds of
 /// megabytes): with 4 KiB pages nearly every access also missed the TLB.
-pub(super) struct AtomicWords {
+pub(super) struct AtomicWords<W: Word = AtomicU64> {
     map: HugeMap,
     len: usize,
+    _words: std::marker::PhantomData<W>,
 }
 
-impl AtomicWords {
+impl<W: Word> AtomicWords<W> {
     /// `len` words, zeroed if `zeroed` (else holding anything).
-    fn new(len: usize, zeroed: bool) -> Result<AtomicWords, GenerateError> {
-        let bytes = 8 * len;
+    fn new(len: usize, zeroed: bool) -> Result<AtomicWords<W>, GenerateError> {
+        let bytes = std::mem::size_of::<W>() * len;
         let map =
             huge_anon(bytes, zeroed).map_err(|source| GenerateError::Memory { bytes, source })?;
-        Ok(AtomicWords { map, len })
+        Ok(AtomicWords {
+            map,
+            len,
+            _words: std::marker::PhantomData,
+        })
     }
 
     /// `len` words: those of `spare` if it has room (holding whatever it
     /// held), else others; if `zeroed`, those beyond the spare's are zeroed
     /// (a mapping from the pool may be longer than the part that was zeroed).
     pub(super) fn reuse(
-        spare: Option<AtomicWords>,
+        spare: Option<AtomicWords<W>>,
         len: usize,
         zeroed: bool,
-    ) -> Result<AtomicWords, GenerateError> {
+    ) -> Result<AtomicWords<W>, GenerateError> {
         match spare {
-            Some(mut w) if w.map.len() >= 8 * len => {
+            Some(mut w) if w.map.len() >= std::mem::size_of::<W>() * len => {
                 let old = w.len;
                 w.len = len;
                 if zeroed && len > old {
-                    w[old..].par_iter().for_each(|x| x.store(0, Relaxed));
+                    w[old..].par_iter().for_each(W::clear);
                 }
                 Ok(w)
             }
@@ -161,21 +184,22 @@ impl AtomicWords {
 /// 9.9 to 4.0 s).
 #[derive(Default)]
 pub(super) struct Spare {
-    pub(super) cells: Option<AtomicWords>,
-    pub(super) relays: Option<AtomicWords>,
+    pub(super) cells: Option<AtomicWords<AtomicU32>>,
+    pub(super) relays: Option<AtomicWords<AtomicU32>>,
     /// All zero whenever it is put back (see [`put_in_state_order`](super::buckets::put_in_state_order)).
     pub(super) order: Option<AtomicWords>,
 }
 
-impl std::ops::Deref for AtomicWords {
-    type Target = [AtomicU64];
+impl<W: Word> std::ops::Deref for AtomicWords<W> {
+    type Target = [W];
     #[inline]
-    fn deref(&self) -> &[AtomicU64] {
-        // SAFETY: the mapping is page-aligned (so aligned for u64) and at
-        // least 8 * len bytes long; any bits are a valid `AtomicU64`, which
-        // has the layout of `u64`, and every access goes through the atomics.
-        // The borrow of `self` keeps the mapping alive.
-        unsafe { std::slice::from_raw_parts(self.map.as_ptr().cast::<AtomicU64>(), self.len) }
+    fn deref(&self) -> &[W] {
+        // SAFETY: the mapping is page-aligned (so aligned for `W`) and at
+        // least `size_of::<W>() * len` bytes long; any bits are a valid `W`
+        // (an atomic integer, with the layout of its integer), and every
+        // access goes through the atomics. The borrow of `self` keeps the
+        // mapping alive.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr().cast::<W>(), self.len) }
     }
 }
 
@@ -230,10 +254,10 @@ mod tests {
     /// zeroed words, even a reused and then enlarged bitset reads all zero.
     #[test]
     fn reused_memory_asked_zeroed_is_zero() {
-        let dirty = AtomicWords::new(1 << 16, false).unwrap();
+        let dirty = AtomicWords::<AtomicU64>::new(1 << 16, false).unwrap();
         dirty.par_iter().for_each(|w| w.store(u64::MAX, Relaxed));
         drop(dirty); // to the pool
-        let small = AtomicWords::reuse(None, 2, true).unwrap();
+        let small = AtomicWords::<AtomicU64>::reuse(None, 2, true).unwrap();
         assert!(small.iter().all(|w| w.load(Relaxed) == 0));
         let larger = AtomicWords::reuse(Some(small), 2 << 10, true).unwrap();
         assert_eq!(larger.len(), 2 << 10);

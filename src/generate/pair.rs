@@ -12,12 +12,12 @@ use super::write::{write_tables_from, TableStats, Tally};
 use super::{GenerateError, Progress, Value};
 use crate::index::MaterialIndex;
 use crate::material::Material;
-use crate::rules::{RuleSet, Wdl};
+use crate::rules::RuleSet;
 use crate::table::{self, Metric, TableError};
 use memmap2::{Mmap, UncheckedAdvice};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 /// Stand-in for values a failed read could not deliver (a draw's byte): the
@@ -85,36 +85,36 @@ fn solve_batch(
     // 2. Propagate, bucket by bucket, along king moves inside each run.
     let order = StateOrder::new(layout.total, spare.order.take())?;
     propagate(&layout, &work, &relays, run_buckets, &order);
+    // A distance too long for a cell (and for the work files) fails the
+    // batch instead of storing a wrong value.
+    if let Some(dtw) = work.too_long().max(relays.too_long()) {
+        return Err(GenerateError::TooLong {
+            material: tables[0].material,
+            dtw,
+        });
+    }
 
     // 3. The rest are draws. Into the work files with them, counting each
     // table's values on the way (saving the writer a pass over the files).
     let tallies = write_batch(tables, batch, &layout, &work)?;
     *spare = Spare {
-        cells: Some(work.cells),
-        relays: Some(relays.cells),
+        cells: Some(work.into_cells()),
+        relays: Some(relays.into_cells()),
         order: Some(order.bits),
     };
     Ok(tallies)
 }
 
 /// A solved value and its code in the work file: an unsolved cell is a draw.
+/// (Cells hold values as the work files do; [`Work`] has checked that they fit.)
 #[inline]
-fn finished(
-    c: &std::sync::atomic::AtomicU64,
-    material: Material,
-) -> Result<(Value, u8), GenerateError> {
-    const DRAW: Value = Value {
-        wdl: Wdl::Draw,
-        dtw: 0,
+fn finished(c: &AtomicU32) -> (Value, u8) {
+    const DRAW: u8 = 1;
+    let b = match Cell(c.load(Relaxed)).value_byte() {
+        0 => DRAW,
+        b => b,
     };
-    let v = Value::unpack(Cell(c.load(Relaxed)).result()).unwrap_or(DRAW);
-    match v.to_byte() {
-        Some(b) => Ok((v, b)),
-        None => Err(GenerateError::TooLong {
-            material,
-            dtw: v.dtw,
-        }),
-    }
+    (Value::from_byte(b).expect("a solved byte"), b)
 }
 
 /// Slices of at least this many states are written in pieces of it, in
@@ -163,7 +163,7 @@ fn write_batch(
                     let mut tally = Tally::default();
                     let mut bytes = vec![0u8; src.len()];
                     for (c, o) in src.iter().zip(bytes.iter_mut()) {
-                        let (v, b) = finished(c, table.material)?;
+                        let (v, b) = finished(c);
                         tally.add(v);
                         *o = b;
                     }
@@ -214,7 +214,7 @@ fn write_batch(
                 let at = (bytes_of(i).start - r.start) as usize;
                 let out = &mut bytes[at..at + len];
                 for (c, o) in work.cells[i * len..(i + 1) * len].iter().zip(out) {
-                    let (v, b) = finished(c, table.material)?;
+                    let (v, b) = finished(c);
                     tally.add(v);
                     *o = b;
                 }
@@ -398,35 +398,51 @@ pub fn solve_pair(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicU64;
+    use crate::rules::Wdl;
 
-    /// A cell goes into the work file as its value's byte, an open cell as a
-    /// draw, and a value too long for a byte is an error, not a wrong byte.
+    /// A cell goes into the work file as its value's byte, an open cell as
+    /// a draw; a value too long for a byte is recorded as too long (which
+    /// fails the batch), not stored as a wrong value.
     #[test]
     fn finished_cells_in_the_work_file() {
-        let m: Material = "KKMvKM".parse().unwrap();
-        let cell = |v: Value| AtomicU64::new(Cell::OPEN.with_result(v.pack()).0);
+        let work = Work::new(1, None).unwrap();
+        let cell = |v: Value| AtomicU32::new(work.with_value(Cell::OPEN, v).0);
         let draw = Value {
             wdl: Wdl::Draw,
             dtw: 0,
         };
-        let (v, b) = finished(&AtomicU64::new(Cell::OPEN.0), m).unwrap();
+        let (v, b) = finished(&AtomicU32::new(Cell::OPEN.0));
         assert_eq!((v, Value::from_byte(b)), (draw, Some(draw)));
         // What the writer gets where the work file could not be read.
         assert_eq!(Value::from_byte(NOT_READ), Some(draw));
-        let win = Value {
-            wdl: Wdl::Win,
-            dtw: 83,
-        };
-        let (v, b) = finished(&cell(win), m).unwrap();
-        assert_eq!((v, Value::from_byte(b)), (win, Some(win)));
+        for v in [
+            draw,
+            Value {
+                wdl: Wdl::Win,
+                dtw: 83,
+            },
+            Value {
+                wdl: Wdl::Win,
+                dtw: 253,
+            },
+            Value {
+                wdl: Wdl::Loss,
+                dtw: 0,
+            },
+            Value {
+                wdl: Wdl::Loss,
+                dtw: 252,
+            },
+        ] {
+            let (got, b) = finished(&cell(v));
+            assert_eq!((got, Value::from_byte(b)), (v, Some(v)));
+        }
+        assert_eq!(work.too_long(), None);
         let long = Value {
             wdl: Wdl::Loss,
             dtw: 300,
         };
-        assert!(matches!(
-            finished(&cell(long), m),
-            Err(GenerateError::TooLong { dtw: 300, .. })
-        ));
+        cell(long);
+        assert_eq!(work.too_long(), Some(300));
     }
 }

@@ -150,10 +150,10 @@ fn propagate_run(
                         dtw: d as u16,
                     };
                     let (_, done) = work.update(g, |c| {
-                        if c.result() != 0 || (win && c.best_win() != d as u16) {
+                        if c.is_final() || (win && c.best_win() != d as u16) {
                             None // already final, or a shorter win was found since
                         } else {
-                            Some(c.with_result(value.pack()))
+                            Some(work.with_value(c, value))
                         }
                     });
                     if done {
@@ -276,7 +276,8 @@ fn propagate_run(
                         // A successor lost: the node is won (first time only).
                         relays
                             .update(node as usize, |c| {
-                                (c.best_win() == NO_WIN).then(|| c.with_best_win(d as u16 + 1))
+                                (c.best_win() == NO_WIN)
+                                    .then(|| relays.with_best_win(c, d as u16 + 1))
                             })
                             .1
                     };
@@ -296,9 +297,11 @@ fn propagate_run(
                         // One fewer reply that does not lose; the last one
                         // refuted makes the state lost (unless it can win).
                         let (c, done) = work.update(j, |c| {
-                            (c.result() == 0).then(|| {
-                                c.with_remaining(c.remaining() - 1)
-                                    .with_longest_reply(c.longest_reply().max(d as u16))
+                            (!c.is_final()).then(|| {
+                                work.with_longest_reply(
+                                    c.with_remaining(c.remaining() - 1),
+                                    c.longest_reply().max(d as u16),
+                                )
                             })
                         });
                         if done && c.remaining() == 1 && c.best_win() == NO_WIN {
@@ -308,7 +311,8 @@ fn propagate_run(
                     } else {
                         let dtw = d as u16 + 1;
                         let (_, shorter) = work.update(j, |c| {
-                            (c.result() == 0 && c.best_win() > dtw).then(|| c.with_best_win(dtw))
+                            (!c.is_final() && c.best_win() > dtw)
+                                .then(|| work.with_best_win(c, dtw))
                         });
                         if shorter {
                             out.push((dtw, WIN_BIT | j as u64));
