@@ -84,6 +84,11 @@ struct InitScratch {
     known: Vec<Known>,
     /// How many of each king's ordinary moves are in `known`.
     known_of_king: Vec<u32>,
+    /// The summary of each king's moves in `known`, per carried combination
+    /// and the count the move gives the king (1-3), filled on first use: the
+    /// states of a placement share them (7 White three-move states, 4 Black
+    /// ones in KKMvKM), so each successor is read a few times, not once per state.
+    known_sums: Vec<Option<Leaving>>,
     /// The summary of the moves that leave the batch, for each combination
     /// of the counters they carry over ([`MaterialIndex::carried_counters`]);
     /// `None` where every state with those counters is over.
@@ -111,6 +116,7 @@ impl InitScratch {
             capture_values: Vec::new(),
             known: Vec::new(),
             known_of_king: Vec::new(),
+            known_sums: Vec::new(),
             leaving: Vec::new(),
             sources: Vec::new(),
             targets: Vec::new(),
@@ -137,6 +143,7 @@ impl InitScratch {
         self.king_moves.clear();
         self.known.clear();
         self.known_of_king.clear();
+        self.known_sums.clear();
         self.internal = 0;
         let kings = self.pos.kings(self.pos.turn());
         debug_assert_eq!(capture, self.pos.has_capture());
@@ -155,6 +162,8 @@ impl InitScratch {
                 self.internal += n;
                 self.king_moves.push((k, n));
             }
+            let slots = ix.carried_counters() as usize * self.king_moves.len() * 3;
+            self.known_sums.resize(slots, None);
         }
     }
 
@@ -455,6 +464,14 @@ impl Leaving {
         }
     }
 
+    /// Count the moves that `o` summarises too.
+    #[inline]
+    fn merge(&mut self, o: Leaving) {
+        self.best_win = self.best_win.min(o.best_win);
+        self.longest = self.longest.max(o.longest);
+        self.draw |= o.draw;
+    }
+
     /// Count one move whose successor has value `v` (for the opponent).
     #[inline]
     fn add(&mut self, v: Value) {
@@ -720,18 +737,51 @@ fn init_state(
             pos.kings(Side::Black),
             pos.three_move(Side::Black),
         );
-        let plain = ix.draw_counters() == 1;
-        for k in &scratch.known {
-            if Some(k.king) == blocked {
-                continue;
-            }
-            let child = k.start + known_counters(ix, pos, k, t_stm, plain);
-            let v = w
-                .get(child as usize)
+        let read = |child: u64| {
+            w.get(child as usize)
                 .value()
-                .expect("capture placements are solved in the first pass");
-            leaving.add(v);
-            known += 1;
+                .expect("capture placements are solved in the first pass")
+        };
+        if ix.draw_counters() == 1 {
+            // The successor of a king's move depends only on the carried
+            // counters (the opponent's three-move state) and the count the
+            // move gives the king: summarised once for each.
+            let kings = scratch.king_moves.len();
+            let mut first = 0;
+            for (ki, &(king, _)) in scratch.king_moves.iter().enumerate() {
+                let n = scratch.known_of_king[ki] as usize;
+                let moves = first..first + n;
+                first += n;
+                if n == 0 || Some(king) == blocked {
+                    continue;
+                }
+                let count = match tracked {
+                    Some(kc) if kc.square == king => kc.count as usize + 1,
+                    _ => 1,
+                };
+                let slot = (carried as usize * kings + ki) * 3 + count - 1;
+                let l = match scratch.known_sums[slot] {
+                    Some(l) => l,
+                    None => {
+                        let mut l = Leaving::NONE;
+                        for k in &scratch.known[moves] {
+                            l.add(read(k.start + known_counters(ix, pos, k, t_stm, true)));
+                        }
+                        scratch.known_sums[slot] = Some(l);
+                        l
+                    }
+                };
+                leaving.merge(l);
+                known += n as u32;
+            }
+        } else {
+            for k in &scratch.known {
+                if Some(k.king) == blocked {
+                    continue;
+                }
+                leaving.add(read(k.start + known_counters(ix, pos, k, t_stm, false)));
+                known += 1;
+            }
         }
     }
     let Leaving {
