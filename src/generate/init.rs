@@ -742,46 +742,37 @@ fn init_state(
                 .value()
                 .expect("capture placements are solved in the first pass")
         };
-        if ix.draw_counters() == 1 {
-            // The successor of a king's move depends only on the carried
-            // counters (the opponent's three-move state) and the count the
-            // move gives the king: summarised once for each.
-            let kings = scratch.king_moves.len();
-            let mut first = 0;
-            for (ki, &(king, _)) in scratch.king_moves.iter().enumerate() {
-                let n = scratch.known_of_king[ki] as usize;
-                let moves = first..first + n;
-                first += n;
-                if n == 0 || Some(king) == blocked {
-                    continue;
-                }
-                let count = match tracked {
-                    Some(kc) if kc.square == king => kc.count as usize + 1,
-                    _ => 1,
-                };
-                let slot = (carried as usize * kings + ki) * 3 + count - 1;
-                let l = match scratch.known_sums[slot] {
-                    Some(l) => l,
-                    None => {
-                        let mut l = Leaving::NONE;
-                        for k in &scratch.known[moves] {
-                            l.add(read(k.start + known_counters(ix, pos, k, t_stm, true)));
-                        }
-                        scratch.known_sums[slot] = Some(l);
-                        l
+        // The successor of a king's move depends only on the carried
+        // counters (the opponent's three-move state and the draw counter) and
+        // the count the move gives the king: summarised once for each.
+        let plain = ix.draw_counters() == 1;
+        let kings = scratch.king_moves.len();
+        let mut first = 0;
+        for (ki, &(king, _)) in scratch.king_moves.iter().enumerate() {
+            let n = scratch.known_of_king[ki] as usize;
+            let moves = first..first + n;
+            first += n;
+            if n == 0 || Some(king) == blocked {
+                continue;
+            }
+            let count = match tracked {
+                Some(kc) if kc.square == king => kc.count as usize + 1,
+                _ => 1,
+            };
+            let slot = (carried as usize * kings + ki) * 3 + count - 1;
+            let l = match scratch.known_sums[slot] {
+                Some(l) => l,
+                None => {
+                    let mut l = Leaving::NONE;
+                    for k in &scratch.known[moves] {
+                        l.add(read(k.start + known_counters(ix, pos, k, t_stm, plain)));
                     }
-                };
-                leaving.merge(l);
-                known += n as u32;
-            }
-        } else {
-            for k in &scratch.known {
-                if Some(k.king) == blocked {
-                    continue;
+                    scratch.known_sums[slot] = Some(l);
+                    l
                 }
-                leaving.add(read(k.start + known_counters(ix, pos, k, t_stm, false)));
-                known += 1;
-            }
+            };
+            leaving.merge(l);
+            known += n as u32;
         }
     }
     let Leaving {
