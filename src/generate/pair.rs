@@ -22,7 +22,10 @@ use std::time::{Duration, Instant};
 
 /// Stand-in for values a failed read could not deliver (a draw's byte): the
 /// tables written from them are removed and the error reported.
-const NOT_READ: u8 = 1;
+const NOT_READ: u8 = DRAW_BYTE;
+
+/// A draw as [`Value::to_byte`] codes it.
+const DRAW_BYTE: u8 = 1;
 
 /// The work files' layout, named in the progress marker so that a run never
 /// resumes work files written in another: 2 is a byte per state.
@@ -109,9 +112,8 @@ fn solve_batch(
 /// (Cells hold values as the work files do; [`Work`] has checked that they fit.)
 #[inline]
 fn finished(c: &AtomicU32) -> (Value, u8) {
-    const DRAW: u8 = 1;
     let b = match Cell(c.load(Relaxed)).value_byte() {
-        0 => DRAW,
+        0 => DRAW_BYTE,
         b => b,
     };
     (Value::from_byte(b).expect("a solved byte"), b)

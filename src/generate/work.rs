@@ -77,7 +77,7 @@ impl Cell {
             c => 2 * c as u16 - 1,
         }
     }
-    /// With final value `v`, which must fit a byte ([`Work::value_cell`] checks).
+    /// With final value byte `b` ([`Work::with_value`] codes it).
     #[inline]
     fn with_byte(self, b: u8) -> Cell {
         Cell(self.0 & !0xFF | b as u32)
@@ -136,18 +136,16 @@ impl Work {
     }
 
     /// `c` with final value `v`; a value that does not fit is recorded (see
-    /// [`Work::too_long`]) and stored as the longest that does.
+    /// [`Work::too_long`]) and stored as the longest of its kind that does.
     #[inline]
     pub(super) fn with_value(&self, c: Cell, v: Value) -> Cell {
         match v.to_byte() {
             Some(b) => c.with_byte(b),
             None => {
+                // Only a win or a loss can be too long; the batch fails, so
+                // any final value will do: the longest of its kind.
                 self.record_too_long(v.dtw);
-                let longest = Value {
-                    wdl: v.wdl,
-                    dtw: if v.wdl == Wdl::Win { 253 } else { 252 },
-                };
-                c.with_byte(longest.to_byte().unwrap_or(1))
+                c.with_byte(if v.wdl == Wdl::Win { 128 } else { 255 })
             }
         }
     }
