@@ -206,8 +206,12 @@ impl Work {
 pub(super) const NO_WIN: u16 = u16::MAX;
 
 /// How many steps ahead the propagation prefetches the cells it will update:
-/// enough to cover a memory access, few enough to stay in the cache.
-pub(super) const PREFETCH_AHEAD: usize = 16;
+/// enough to cover a memory access, few enough to stay in the cache. Steps
+/// come in groups (the counter states of one predecessor placement share a
+/// cache line or two), so 16 steps were only a few lines ahead: 64 took
+/// 1.1-1.8% off the KKMvKM pair, 128 nothing more (BENCHMARKS.md, 2026-12-05,
+/// sixteenth session).
+pub(super) const PREFETCH_AHEAD: usize = 64;
 
 /// A bucket entry: kind (bit 63: 1 = win, 0 = loss) and the state's position in the batch.
 pub(super) type Entry = u64;
