@@ -145,7 +145,11 @@ impl Work {
                 // Only a win or a loss can be too long; the batch fails, so
                 // any final value will do: the longest of its kind.
                 self.record_too_long(v.dtw);
-                c.with_byte(if v.wdl == Wdl::Win { 128 } else { 255 })
+                c.with_byte(if v.wdl == Wdl::Win {
+                    LONGEST_WIN_BYTE
+                } else {
+                    LONGEST_LOSS_BYTE
+                })
             }
         }
     }
@@ -204,6 +208,18 @@ impl Work {
 }
 
 pub(super) const NO_WIN: u16 = u16::MAX;
+
+/// The bytes of the longest win and loss that [`Value::to_byte`] codes,
+/// taken from its coding at compile time rather than written again here.
+const LONGEST_WIN_BYTE: u8 = longest_byte(Wdl::Win, 253);
+const LONGEST_LOSS_BYTE: u8 = longest_byte(Wdl::Loss, 252);
+
+const fn longest_byte(wdl: Wdl, dtw: u16) -> u8 {
+    match (Value { wdl, dtw }).to_byte() {
+        Some(b) => b,
+        None => panic!("not the longest value a byte codes"),
+    }
+}
 
 /// How many steps ahead the propagation prefetches the cells it will update:
 /// enough to cover a memory access, few enough to stay in the cache. Steps
