@@ -891,6 +891,12 @@ struct Bar {
     bar: Meter,
     quiet: bool,
     refused: std::sync::Mutex<Vec<String>>,
+    /// Where the tables go, and their rule set: each table's manifest line
+    /// is added to `out/MANIFEST` as soon as it is written, so that a run
+    /// stopped half way keeps the lines of what it finished (the run that
+    /// resumes it would otherwise read those tables again for them).
+    out: PathBuf,
+    rules: RuleSet,
 }
 
 impl generate::Progress for Bar {
@@ -921,6 +927,11 @@ impl generate::Progress for Bar {
             st.longest_win,
             self.bar.start.elapsed().as_secs_f64()
         );
+        let manifest = update_manifest(&self.out, self.rules, &[], std::slice::from_ref(st), true);
+        if let Err(e) = manifest {
+            // The run goes on; the manifest is written again at its end.
+            self.bar.bar.suspend(|| eprintln!("warning: {e}"));
+        }
         if self.quiet {
             return;
         }
@@ -985,6 +996,8 @@ fn cmd_generate(
         bar: meter,
         quiet: json,
         refused: Default::default(),
+        out: out.to_path_buf(),
+        rules,
     };
     let written = generate::run(&plan, &progress);
     progress.bar.bar.finish_and_clear();
@@ -996,7 +1009,13 @@ fn cmd_generate(
         .copied()
         .filter(|&m| generate::is_complete(out, m, rules))
         .collect();
-    let manifest = update_manifest(out, rules, &complete, written.as_deref().unwrap_or(&[]));
+    let manifest = update_manifest(
+        out,
+        rules,
+        &complete,
+        written.as_deref().unwrap_or(&[]),
+        json,
+    );
     // A failed generation is the error to report; a manifest that could not be
     // updated after it (a full disk fails both) only adds a warning.
     let written = match (written, manifest) {
@@ -1031,12 +1050,36 @@ fn cmd_generate(
     Ok(())
 }
 
+/// Whether a manifest line's statistics (states, wins, draws, losses,
+/// longest win) are those in the header of the table's WDL file.
+fn line_agrees_with_header(dir: &Path, m: Material, rules: RuleSet, line: &str) -> bool {
+    let path = dir.join(frisian_tb::table::file_name(m, rules, Metric::Wdl));
+    let Ok(file) = TableFile::open_expecting(&path, m, rules, Metric::Wdl) else {
+        return false;
+    };
+    let h = file.header();
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    let expected = [
+        h.states.to_string(),
+        h.wins.to_string(),
+        h.draws.to_string(),
+        h.losses.to_string(),
+        h.longest_win.to_string(),
+    ];
+    fields.len() == 8 && fields[2..7].iter().zip(&expected).all(|(a, b)| a == b)
+}
+
 /// The manifest: one line per table with its statistics and the checksum of its values.
+///
+/// Lines of `written` replace those of the same tables; every table of
+/// `materials` without a line that agrees with its header is read (a group
+/// of blocks at a time) for its line, saying so unless `quiet`.
 fn update_manifest(
     dir: &Path,
     rules: RuleSet,
     materials: &[Material],
     written: &[TableStats],
+    quiet: bool,
 ) -> Result<(), CliError> {
     let path = dir.join("MANIFEST");
     let mut lines: std::collections::BTreeMap<(String, usize, String), String> = Default::default();
@@ -1080,9 +1123,17 @@ fn update_manifest(
             rank(&m.to_string()),
             m.to_string(),
         );
-        if let std::collections::btree_map::Entry::Vacant(e) = lines.entry(key) {
-            let values = generate::load_values(dir, m, rules)?;
-            e.insert(fmt(&generate::stats(m, rules, &values)));
+        // A line is kept if the table's header still gives its statistics
+        // (a table generated again, or replaced, is read again).
+        let kept = lines
+            .get(&key)
+            .is_some_and(|line| line_agrees_with_header(dir, m, rules, line));
+        if !kept {
+            if !quiet {
+                eprintln!("manifest: reading {m} ({rules}), complete before this run");
+            }
+            let st = generate::table_stats(dir, m, rules)?;
+            lines.insert(key, fmt(&st));
         }
     }
     let mut text = String::from("# frisian-tb table manifest: one line per table, written by `frisian-tb generate`.\n# rules material states wins draws losses longest_win checksum\n# (checksum: FNV-1a 64 over every state's WDL byte and DTW as u16 little-endian, in index order)\n");

@@ -45,6 +45,10 @@ const WDL_COMPRESSION_LEVEL: i32 = 6;
 /// ones were at level 6, and compress in two thirds of the time
 /// (BENCHMARKS.md, 2026-12-05, tenth session).
 const DTW_COMPRESSION_LEVEL: i32 = 5;
+/// Blocks decoded together by [`TableFile::decode_with_dtw_into`]: enough
+/// to keep every thread busy, few enough that the group's decoded bytes
+/// (kept for the checksum) stay small.
+const PAIR_GROUP: usize = 256;
 /// States per compressed block of a WDL table (4 KiB of packed values: a probe
 /// decompresses little).
 pub const WDL_BLOCK_STATES: u32 = 16 * 1024;
@@ -937,7 +941,7 @@ impl TableFile {
                 )));
             }
         }
-        let (ww, dw) = (self.header.value_width, dtw.header.value_width);
+        let ww = self.header.value_width;
         if self.header.block_states != dtw.header.block_states || ww != PACKED_2BIT {
             // Not as this crate writes them, but readable: two passes, the
             // WDL values kept aside (a byte per state) in between.
@@ -951,12 +955,65 @@ impl TableFile {
                 at += values.len();
             });
         }
-        const GROUP: usize = 256;
+        self.decode_pair_groups(dtw, out, false, &f, |_| {})
+    }
+
+    /// Decode both files of a table a group of blocks at a time into one
+    /// buffer, calling `f(wdl, dtw)` for each state and `sink` with each
+    /// group's values in index order, and check both files' value checksums
+    /// at the end: what [`TableFile::decode_with_dtw_into`] does, in memory
+    /// bounded by the group (4 Mi states) instead of the table. `self` is
+    /// the WDL file.
+    pub fn for_each_group_with_dtw<T: Send + Clone + Default>(
+        &self,
+        dtw: &TableFile,
+        f: impl Fn(u16, u16) -> T + Sync,
+        mut sink: impl FnMut(&[T]),
+    ) -> Result<(), TableError> {
+        let states = self.header.states;
+        if states != dtw.header.states {
+            return Err(dtw.corrupt(format!("{} states, expected {states}", dtw.header.states)));
+        }
+        if self.header.block_states != dtw.header.block_states
+            || self.header.value_width != PACKED_2BIT
+        {
+            // Not as this crate writes them: the whole table, as above.
+            let mut all = vec![T::default(); states as usize];
+            self.decode_with_dtw_into(dtw, &mut all, f)?;
+            sink(&all);
+            return Ok(());
+        }
+        let group = self.header.block_states as u64 * PAIR_GROUP as u64;
+        let mut buf = vec![T::default(); group.min(states) as usize];
+        self.decode_pair_groups(dtw, &mut buf, true, &f, &mut sink)
+    }
+
+    /// The loop of [`TableFile::decode_with_dtw_into`] and
+    /// [`TableFile::for_each_group_with_dtw`]: each group (`PAIR_GROUP`
+    /// blocks, the last maybe fewer) is decoded in parallel, into its place
+    /// in `area` (one slot per state) or, `streaming`, into the start of
+    /// `area` (one group's slots), and then given to `sink`. The value
+    /// checksums run in order on one thread while the others decode the
+    /// next group.
+    fn decode_pair_groups<T: Send>(
+        &self,
+        dtw: &TableFile,
+        area: &mut [T],
+        streaming: bool,
+        f: &(impl Fn(u16, u16) -> T + Sync),
+        mut sink: impl FnMut(&[T]),
+    ) -> Result<(), TableError> {
         let per = self.header.block_states as usize;
+        let dw = dtw.header.value_width;
+        let states = self.header.states as usize;
+        let group_len = per * PAIR_GROUP;
         let (mut wsum, mut dsum) = (Fnv::default(), Fnv::default());
         type Decoded = Vec<(Vec<u8>, Vec<u8>)>;
         let mut pending: Decoded = Vec::new();
-        for (g, group) in out.chunks_mut(per * GROUP).enumerate() {
+        for g in 0..states.div_ceil(group_len) {
+            let len = (states - g * group_len).min(group_len);
+            let at = if streaming { 0 } else { g * group_len };
+            let group = &mut area[at..at + len];
             let (decoded, ()) = rayon::join(
                 || {
                     group
@@ -969,7 +1026,7 @@ impl TableFile {
                                     *decs = Some((self.decompressor()?, dtw.decompressor()?));
                                 }
                                 let (wd, dd) = decs.as_mut().unwrap();
-                                let block = (g * GROUP + k) as u32;
+                                let block = (g * PAIR_GROUP + k) as u32;
                                 let (mut wbuf, mut dbuf) = (Vec::new(), Vec::new());
                                 let n = self.decode_block(wd, block, &mut wbuf)?;
                                 if dtw.decode_block(dd, block, &mut dbuf)? != n {
@@ -1006,6 +1063,7 @@ impl TableFile {
                 },
             );
             pending = decoded?;
+            sink(&area[at..at + len]);
         }
         for (w, d) in &pending {
             wsum.update(w);

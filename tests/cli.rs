@@ -394,6 +394,46 @@ fn tables_with_one_cut_short(name: &str, file: &str) -> (std::path::PathBuf, u64
     (dir, len)
 }
 
+/// A run that finds complete tables without their manifest lines (a run
+/// stopped before it wrote its manifest, or a manifest removed) reads those
+/// tables for their lines and says so; a line that disagrees with its
+/// table's header is read again; lines that agree are kept as they are.
+#[test]
+fn generate_rebuilds_manifest_lines_of_tables_it_finds() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-manifest");
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().unwrap();
+    let manifest = dir.join("MANIFEST");
+    let (code, _, err) = run(&["generate", "--max-pieces", "3", "--out", d]);
+    assert_eq!(code, 0, "{err}");
+    let original = std::fs::read_to_string(&manifest).unwrap();
+    assert_eq!(original.lines().filter(|l| !l.starts_with('#')).count(), 16);
+
+    std::fs::remove_file(&manifest).unwrap();
+    let (code, _, err) = run(&["generate", "--max-pieces", "3", "--out", d]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("manifest: reading KKvK (official), complete before this run"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&manifest).unwrap(), original);
+
+    // A line whose statistics are not the table's (KvK has 1296 wins).
+    let doctored = original.replace("official KvK 7350 1296 ", "official KvK 7350 1297 ");
+    assert_ne!(doctored, original);
+    std::fs::write(&manifest, doctored).unwrap();
+    let (code, _, err) = run(&["generate", "--max-pieces", "3", "--out", d]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("manifest: reading KvK (official)"), "{err}");
+    assert!(!err.contains("manifest: reading KKvK"), "{err}");
+    assert_eq!(std::fs::read_to_string(&manifest).unwrap(), original);
+
+    // Nothing to read when every line agrees.
+    let (code, _, err) = run(&["generate", "--max-pieces", "3", "--out", d]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("manifest: reading"), "{err}");
+}
+
 /// A damaged table file (here cut short) is named with what is wrong and
 /// generated again; the regenerated table verifies.
 #[test]

@@ -64,7 +64,7 @@ mod write;
 pub use pair::solve_pair;
 pub use solved::{damaged, is_complete, load_values, Solved};
 pub(crate) use write::Counts;
-pub use write::{stats, write_tables, TableStats};
+pub use write::{stats, table_stats, write_tables, TableStats};
 
 use crate::index::MaterialIndex;
 use crate::material::Material;

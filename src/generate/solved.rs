@@ -202,6 +202,18 @@ fn open_table(
     Ok(TableFile::open_expecting(&path, material, rules, metric)?)
 }
 
+/// A finished table's WDL and DTW files.
+pub(super) fn open_pair(
+    dir: &Path,
+    material: Material,
+    rules: RuleSet,
+) -> Result<(TableFile, TableFile), GenerateError> {
+    Ok((
+        open_table(dir, material, rules, Metric::Wdl)?,
+        open_table(dir, material, rules, Metric::Dtw)?,
+    ))
+}
+
 /// The number of states of a finished table (from its WDL file's header).
 fn table_states(dir: &Path, material: Material, rules: RuleSet) -> Result<u64, GenerateError> {
     Ok(open_table(dir, material, rules, Metric::Wdl)?
@@ -219,8 +231,7 @@ fn decode_values_into<T: Send>(
     out: &mut [T],
     code: impl Fn(Value) -> T + Sync,
 ) -> Result<(), GenerateError> {
-    let wdl_file = open_table(dir, material, rules, Metric::Wdl)?;
-    let dtw_file = open_table(dir, material, rules, Metric::Dtw)?;
+    let (wdl_file, dtw_file) = open_pair(dir, material, rules)?;
     // `decode_with_dtw_into` checks that each file has one value per slot of
     // `out`. A draw's DTW is 0, whatever the file holds there (see
     // `Metric::Dtw`).
