@@ -156,6 +156,10 @@ impl fmt::Display for Wdl {
 pub enum Ending {
     /// The side to move has no pieces left (rulebook 2k).
     NoPieces,
+    /// The side not to move has no pieces left: it lost when its last piece
+    /// was taken (rulebook 2k), so the side to move has won. Play never
+    /// reaches such a position; it is answered rather than looked up.
+    OpponentHasNoPieces,
     /// The side to move has no legal move, perhaps because of the three-move rule (2k, 2h-I).
     NoLegalMove,
     /// One king each on 46 and 5: the side to move loses (2j-I).
@@ -173,6 +177,7 @@ impl Ending {
     pub const fn describe(self) -> &'static str {
         match self {
             Ending::NoPieces => "no pieces left",
+            Ending::OpponentHasNoPieces => "the opponent has no pieces left",
             Ending::NoLegalMove => "no legal move",
             Ending::CornerKings => "one king each on 46 and 5",
             Ending::OneKingEach => "one king each, no capture",
@@ -213,6 +218,9 @@ impl crate::position::Position {
         let us = self.turn();
         if self.pieces(us).is_empty() {
             return over(Wdl::Loss, Ending::NoPieces);
+        }
+        if self.pieces(us.opponent()).is_empty() {
+            return over(Wdl::Win, Ending::OpponentHasNoPieces);
         }
         if !has_legal_move {
             return over(Wdl::Loss, Ending::NoLegalMove);

@@ -421,6 +421,21 @@ fn a_side_whose_only_moves_the_three_move_rule_forbids_has_lost() {
     assert!(pos("W:W6,K45:BK1:TW45/2").outcome().is_none());
 }
 
+/// Rulebook 2k: a player with no pieces has lost. Play ends when the last
+/// piece is taken, so the loser is to move; with the winner to move the game
+/// is over just the same (a prober must answer it, not look for a table with
+/// no pieces on one side).
+#[test]
+fn a_side_without_pieces_has_lost_whoever_is_to_move() {
+    let taken = play(&pos("W:W32:B27"), "32x21");
+    let o = taken.outcome().unwrap();
+    assert_eq!((o.wdl, o.ending), (Wdl::Loss, Ending::NoPieces));
+    let o = pos("W:W31,32:B").outcome().unwrap();
+    assert_eq!((o.wdl, o.ending), (Wdl::Win, Ending::OpponentHasNoPieces));
+    let o = pos("B:W:BK5").outcome().unwrap();
+    assert_eq!((o.wdl, o.ending), (Wdl::Win, Ending::OpponentHasNoPieces));
+}
+
 // --- One king each --------------------------------------------------------------------
 
 #[test]

@@ -291,6 +291,25 @@ fn probe_errors_are_typed() {
     assert!(e.unwrap_err().to_string().contains("frisian-tb generate"));
 }
 
+/// A position in which the side not to move has no pieces is over (it
+/// lost when its last piece was taken): the prober answers it, win in 0 for
+/// the side to move, instead of asking for a table with no pieces on one side.
+#[test]
+fn a_side_without_pieces_is_answered_not_looked_up() {
+    for rules in [RuleSet::Official, RuleSet::Lidraughts] {
+        let tb = tablebase(rules);
+        for text in ["W:W31,32:B", "B:W:BK5,K6"] {
+            let p = pos(text, rules);
+            let v = tb.probe(&p).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!((v.wdl, v.dtw), (Wdl::Win, Some(0)), "{text}");
+            assert!(tb.probe_moves(&p).unwrap().is_empty(), "{text}");
+        }
+        // The side to move without pieces has lost, as before.
+        let v = tb.probe(&pos("B:W31,32:B", rules)).unwrap();
+        assert_eq!((v.wdl, v.dtw), (Wdl::Loss, Some(0)));
+    }
+}
+
 /// A copy of a table file with `damage` applied, opened.
 fn damaged(name: &str, damage: impl Fn(&mut Vec<u8>)) -> Result<TableFile, TableError> {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tables-damaged");
