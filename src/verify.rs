@@ -281,16 +281,7 @@ pub fn verify_table_with_progress(
         let stored: Vec<Value> = wdl
             .par_iter()
             .zip(&dtw)
-            .map(|(&x, &d)| {
-                let wdl = match x {
-                    0 => Wdl::Loss,
-                    1 => Wdl::Draw,
-                    _ => Wdl::Win,
-                };
-                // A draw's DTW is 0, whatever the file holds there (see `Metric::Dtw`).
-                let dtw = dtw_header.dtw_plies(d, wdl);
-                Value { wdl, dtw }
-            })
+            .map(|(&x, &d)| Value::stored(x, d, dtw_header))
             .collect();
         // The statistics and the checksum are serial: one thread adds them up
         // while the others start on the states.

@@ -87,6 +87,23 @@ pub struct Value {
 }
 
 impl Value {
+    /// A state's value as its table files store it: the WDL file's code
+    /// (0 loss, 1 draw, 2 win) and the DTW file's value `dtw`, read as the
+    /// DTW file's header `dtw_header` says (a draw's DTW is 0, whatever the
+    /// file holds there: see `Metric::Dtw`).
+    #[inline]
+    pub(crate) fn stored(wdl: u16, dtw: u16, dtw_header: &crate::table::Header) -> Value {
+        let wdl = match wdl {
+            0 => Wdl::Loss,
+            1 => Wdl::Draw,
+            _ => Wdl::Win,
+        };
+        Value {
+            wdl,
+            dtw: dtw_header.dtw_plies(dtw, wdl),
+        }
+    }
+
     /// Packed in 16 bits (WDL + 1 in the top two, DTW below), as
     /// [`load_values`] returns them; 0 is "not yet known".
     #[inline]

@@ -6,7 +6,7 @@ use super::{white_to_move, GenerateError, Value};
 use crate::index::{MaterialIndex, PlacementCache};
 use crate::material::Material;
 use crate::position::Position;
-use crate::rules::{RuleSet, Wdl};
+use crate::rules::RuleSet;
 use crate::table::{self, Metric, TableError, TableFile};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -233,24 +233,16 @@ fn decode_values_into<T: Send>(
 ) -> Result<(), GenerateError> {
     let (wdl_file, dtw_file) = open_pair(dir, material, rules)?;
     // `decode_with_dtw_into` checks that each file has one value per slot of
-    // `out`. A draw's DTW is 0, whatever the file holds there (see
-    // `Metric::Dtw`).
+    // `out`.
     let dtw_header = dtw_file.header();
-    wdl_file.decode_with_dtw_into(&dtw_file, out, |w, d| {
-        let wdl = match w {
-            0 => Wdl::Loss,
-            1 => Wdl::Draw,
-            _ => Wdl::Win,
-        };
-        let dtw = dtw_header.dtw_plies(d, wdl);
-        code(Value { wdl, dtw })
-    })?;
+    wdl_file.decode_with_dtw_into(&dtw_file, out, |w, d| code(Value::stored(w, d, dtw_header)))?;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::Wdl;
 
     /// Every value that fits a byte comes back from it unchanged, every byte
     /// but 0 ("not known yet") is some value's code, and values that do not

@@ -149,19 +149,7 @@ pub fn table_stats(
     let (mut counts, mut sum) = (Counts::default(), table::Fnv::default());
     wdl_file.for_each_group_with_dtw(
         &dtw_file,
-        |w, d| {
-            let wdl = match w {
-                0 => Wdl::Loss,
-                1 => Wdl::Draw,
-                _ => Wdl::Win,
-            };
-            // A draw's DTW is 0, whatever the file holds there (`Metric::Dtw`).
-            Value {
-                wdl,
-                dtw: dtw_header.dtw_plies(d, wdl),
-            }
-            .pack()
-        },
+        |w, d| Value::stored(w, d, &dtw_header).pack(),
         |values: &[u16]| {
             for &v in values {
                 let v = v.value();
