@@ -1,0 +1,98 @@
+//! `probe` (and `probe --explain`): a position's value and its moves' values.
+
+use super::{open_tablebase, CliError};
+use frisian_tb::{fen, report, study, Material, Move, Position, Wdl};
+use serde::Serialize;
+use std::path::Path;
+
+#[derive(Serialize)]
+struct ProbeJson {
+    wdl: &'static str,
+    dtw: Option<u32>,
+    moves: Vec<ProbeMoveJson>,
+}
+
+#[derive(Serialize)]
+struct ProbeMoveJson {
+    #[serde(rename = "move")]
+    notation: String,
+    wdl: &'static str,
+    dtw: Option<u32>,
+}
+
+pub(super) fn cmd_probe(
+    pos: &Position,
+    dir: &Path,
+    depth: u32,
+    json: bool,
+) -> Result<(), CliError> {
+    let tb = open_tablebase(dir, pos.rules())?;
+    // From the tables; a position with more pieces by an exact search that
+    // follows every line to the tables (or fails, naming the tables needed).
+    let oracle = study::Oracle::with_depth(&tb, depth);
+    let v = oracle.value(pos)?;
+    let moves = oracle.move_values(pos)?;
+    let legal: Vec<Move> = moves.iter().map(|m| m.mv).collect();
+    if json {
+        let out = ProbeJson {
+            wdl: v.wdl.name(),
+            dtw: v.dtw,
+            moves: moves
+                .iter()
+                .map(|m| ProbeMoveJson {
+                    notation: m.mv.notation_among(&legal),
+                    wdl: m.wdl.name(),
+                    dtw: m.dtw,
+                })
+                .collect(),
+        };
+        println!("{}", serde_json::to_string(&out).expect("serialisable"));
+        return Ok(());
+    }
+    let describe = |wdl: Wdl, dtw: Option<u32>| match (wdl, dtw) {
+        (Wdl::Draw, _) => "draw".to_string(),
+        (w, Some(d)) => format!("{w} in {d} pl{}", if d == 1 { "y" } else { "ies" }),
+        (w, None) => w.to_string(),
+    };
+    println!(
+        "{}: {} for {} ({} rules)",
+        fen::write(pos),
+        describe(v.wdl, v.dtw),
+        pos.turn(),
+        pos.rules()
+    );
+    if let Some(o) = pos.outcome() {
+        println!("The game is over: {}.", o.ending.describe());
+    }
+    if oracle.searched() {
+        println!(
+            "{} pieces, more than the tables hold: solved by a search that follows every line to the tables.",
+            Material::of(pos).pieces()
+        );
+    }
+    for m in &moves {
+        println!(
+            "  {:<12} {}",
+            m.mv.notation_among(&legal),
+            describe(m.wdl, m.dtw)
+        );
+    }
+    Ok(())
+}
+
+pub(super) fn cmd_explain(
+    pos: &Position,
+    dir: &Path,
+    depth: u32,
+    json: bool,
+) -> Result<(), CliError> {
+    let tb = open_tablebase(dir, pos.rules())?;
+    let oracle = study::Oracle::with_depth(&tb, depth);
+    let e = study::explain(&oracle, pos)?;
+    if json {
+        println!("{}", serde_json::to_string(&e).expect("serialisable"));
+    } else {
+        print!("{}", report::explanation_text(&e));
+    }
+    Ok(())
+}

@@ -1,0 +1,349 @@
+//! `materials` and `generate`: the build order, table generation with its
+//! progress display, and the output directory's `MANIFEST`.
+
+use super::{CliError, Meter};
+use frisian_tb::generate::{self, Plan, TableStats};
+use frisian_tb::table::{Metric, TableFile};
+use frisian_tb::{Material, MaterialIndex, RuleSet};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Serialize)]
+struct MaterialJson {
+    material: String,
+    pieces: u32,
+    placements: u64,
+    states: u64,
+}
+
+pub(super) fn cmd_materials(max_pieces: u32, rules: RuleSet, json: bool) {
+    let list: Vec<MaterialJson> = Material::all(max_pieces)
+        .into_iter()
+        .map(|m| {
+            let ix = MaterialIndex::new(m, rules);
+            MaterialJson {
+                material: m.to_string(),
+                pieces: m.pieces(),
+                placements: ix.placements(),
+                states: ix.size(),
+            }
+        })
+        .collect();
+    if json {
+        println!("{}", serde_json::to_string(&list).expect("serialisable"));
+        return;
+    }
+    println!(
+        "{:<10} {:>6} {:>14} {:>16}",
+        "material", "pieces", "placements", "states"
+    );
+    for m in &list {
+        println!(
+            "{:<10} {:>6} {:>14} {:>16}",
+            m.material, m.pieces, m.placements, m.states
+        );
+    }
+    let total: u64 = list.iter().map(|m| m.states).sum();
+    println!(
+        "{} materials, {} states ({} rules; side to move first, K = king, M = man)",
+        list.len(),
+        total,
+        rules
+    );
+}
+
+/// Progress bar for generation.
+struct Bar {
+    bar: Meter,
+    quiet: bool,
+    refused: std::sync::Mutex<Vec<String>>,
+    /// Where the tables go, and their rule set: each table's manifest line
+    /// is added to `out/MANIFEST` as soon as it is written, so that a run
+    /// stopped half way keeps the lines of what it finished (the run that
+    /// resumes it would otherwise read those tables again for them).
+    out: PathBuf,
+    rules: RuleSet,
+}
+
+impl generate::Progress for Bar {
+    fn refused(&self, why: &generate::GenerateError) {
+        self.bar.bar.suspend(|| eprintln!("skipped: {why}"));
+        self.refused.lock().unwrap().push(why.to_string());
+    }
+    fn start(&self, material: Material, _states: u64) {
+        self.bar.bar.set_message(material.to_string());
+    }
+    fn advance(&self, states: u64) {
+        self.bar.inc(states);
+    }
+    fn resumed(&self, states: u64) {
+        self.bar.skip(states);
+    }
+    fn done(&self, st: &TableStats) {
+        // When it was written (seconds into the run): the differences between
+        // the lines are the time each pair took.
+        let line = format!(
+            "{:<8} {:<10} {:>12} states  win {:>11}  draw {:>11}  loss {:>11}  longest win {:>3}  at {:>7.1} s",
+            st.rules,
+            st.material,
+            st.states,
+            st.wins,
+            st.draws,
+            st.losses,
+            st.longest_win,
+            self.bar.start.elapsed().as_secs_f64()
+        );
+        let manifest = update_manifest(
+            &self.out,
+            self.rules,
+            &[],
+            std::slice::from_ref(st),
+            true,
+            false,
+        );
+        if let Err(e) = manifest {
+            // The run goes on; the manifest is written again at its end.
+            self.bar.bar.suspend(|| eprintln!("warning: {e}"));
+        }
+        if self.quiet {
+            return;
+        }
+        self.bar.println(line);
+    }
+}
+
+pub(super) fn cmd_generate(
+    max_pieces: u32,
+    material: Option<Material>,
+    rules: RuleSet,
+    out: &Path,
+    max_memory: Option<f64>,
+    json: bool,
+) -> Result<(), CliError> {
+    if out.exists() && !out.is_dir() {
+        return Err(CliError::Other(format!(
+            "--out {}: not a directory",
+            out.display()
+        )));
+    }
+    let mut plan = match material {
+        Some(m) => Plan::material(rules, out, m),
+        None => Plan::all(rules, out, max_pieces),
+    };
+    plan.memory_limit = max_memory.map(|g| (g * (1u64 << 30) as f64) as u64);
+    let pending = plan.pending();
+    // A damaged file is generated again like a missing one; say which and why.
+    for &m in &pending {
+        let pair = if m == m.flip() {
+            vec![m]
+        } else {
+            vec![m, m.flip()]
+        };
+        for m in pair {
+            for e in generate::damaged(out, m, rules) {
+                eprintln!("warning: {e}; generating it again");
+            }
+        }
+    }
+    let total: u64 = pending
+        .iter()
+        .map(|&m| MaterialIndex::new(m, rules).size() * if m == m.flip() { 1 } else { 2 })
+        .sum();
+    let meter = Meter::new(total, json);
+    let skipped = plan.materials.len()
+        - pending
+            .iter()
+            .map(|m| if *m == m.flip() { 1 } else { 2 })
+            .sum::<usize>();
+    if !json {
+        eprintln!(
+            "{} rules: {} tables to generate, {} already complete, {} states",
+            rules,
+            plan.materials.len() - skipped,
+            skipped,
+            total
+        );
+    }
+    let t = Instant::now();
+    let progress = Bar {
+        bar: meter,
+        quiet: json,
+        refused: Default::default(),
+        out: out.to_path_buf(),
+        rules,
+    };
+    let written = generate::run(&plan, &progress);
+    progress.bar.bar.finish_and_clear();
+    let refused = progress.refused.into_inner().unwrap();
+    // The manifest lists every complete table of the plan, even after a failure.
+    let complete: Vec<Material> = plan
+        .materials
+        .iter()
+        .copied()
+        .filter(|&m| generate::is_complete(out, m, rules))
+        .collect();
+    let manifest = update_manifest(
+        out,
+        rules,
+        &complete,
+        written.as_deref().unwrap_or(&[]),
+        json,
+        true,
+    );
+    // A failed generation is the error to report; a manifest that could not be
+    // updated after it (a full disk fails both) only adds a warning.
+    let written = match (written, manifest) {
+        (Ok(written), manifest) => {
+            manifest?;
+            written
+        }
+        (Err(e), Err(m)) => {
+            eprintln!("warning: {m}");
+            return Err(e.into());
+        }
+        (Err(e), Ok(())) => return Err(e.into()),
+    };
+    if json {
+        println!("{}", serde_json::to_string(&written).expect("serialisable"));
+    } else {
+        eprintln!(
+            "{} rules: wrote {} tables in {:.1} s; manifest: {}",
+            rules,
+            written.len(),
+            t.elapsed().as_secs_f64(),
+            out.join("MANIFEST").display()
+        );
+    }
+    if !refused.is_empty() {
+        return Err(CliError::Other(format!(
+            "{} table pairs were not generated:\n  {}",
+            refused.len(),
+            refused.join("\n  ")
+        )));
+    }
+    Ok(())
+}
+
+/// Whether a manifest line's statistics (states, wins, draws, losses,
+/// longest win) are those in the header of the table's WDL file.
+fn line_agrees_with_header(dir: &Path, m: Material, rules: RuleSet, line: &str) -> bool {
+    let path = dir.join(frisian_tb::table::file_name(m, rules, Metric::Wdl));
+    let Ok(file) = TableFile::open_expecting(&path, m, rules, Metric::Wdl) else {
+        return false;
+    };
+    let h = file.header();
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    let expected = [
+        h.states.to_string(),
+        h.wins.to_string(),
+        h.draws.to_string(),
+        h.losses.to_string(),
+        h.longest_win.to_string(),
+    ];
+    fields.len() == 8 && fields[2..7].iter().zip(&expected).all(|(a, b)| a == b)
+}
+
+/// The manifest: one line per table with its statistics and the checksum of its values.
+///
+/// Lines of `written` replace those of the same tables; every table of
+/// `materials` without a line that agrees with its header is read (a group
+/// of blocks at a time) for its line, saying so unless `quiet`. `durable`:
+/// synced to disk before and after the rename (at the end of a run); the
+/// update after each table is only renamed into place, since a sync there
+/// waits for the gigabytes of work files the generator has in flight (it
+/// made the ≤3-piece tables 40% slower), and a manifest that a power loss
+/// leaves empty only costs the next run a recount.
+fn update_manifest(
+    dir: &Path,
+    rules: RuleSet,
+    materials: &[Material],
+    written: &[TableStats],
+    quiet: bool,
+    durable: bool,
+) -> Result<(), CliError> {
+    let path = dir.join("MANIFEST");
+    let mut lines: std::collections::BTreeMap<(String, usize, String), String> = Default::default();
+    let order: Vec<Material> = Material::all(
+        40.min(
+            materials
+                .iter()
+                .map(|m| m.pieces())
+                .max()
+                .unwrap_or(2)
+                .max(8),
+        ),
+    );
+    let rank = |name: &str| {
+        name.parse::<Material>()
+            .ok()
+            .and_then(|m| order.iter().position(|&x| x == m))
+            .unwrap_or(usize::MAX)
+    };
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        for line in text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        {
+            let mut f = line.split_whitespace();
+            if let (Some(r), Some(m)) = (f.next(), f.next()) {
+                lines.insert((r.to_string(), rank(m), m.to_string()), line.to_string());
+            }
+        }
+    }
+    let fmt = TableStats::manifest_line;
+    for st in written {
+        lines.insert(
+            (st.rules.clone(), rank(&st.material), st.material.clone()),
+            fmt(st),
+        );
+    }
+    for &m in materials {
+        let key = (
+            rules.name().to_string(),
+            rank(&m.to_string()),
+            m.to_string(),
+        );
+        // A line is kept if the table's header still gives its statistics
+        // (a table generated again, or replaced, is read again).
+        let kept = lines
+            .get(&key)
+            .is_some_and(|line| line_agrees_with_header(dir, m, rules, line));
+        if !kept {
+            if !quiet {
+                eprintln!("manifest: reading {m} ({rules}), complete before this run");
+            }
+            let st = generate::table_stats(dir, m, rules)?;
+            lines.insert(key, fmt(&st));
+        }
+    }
+    let mut text = String::from("# frisian-tb table manifest: one line per table, written by `frisian-tb generate`.\n# rules material states wins draws losses longest_win checksum\n# (checksum: FNV-1a 64 over every state's WDL byte and DTW as u16 little-endian, in index order)\n");
+    for line in lines.values() {
+        text.push_str(line);
+        text.push('\n');
+    }
+    // Written in full (and synced) under a temporary name, then renamed: a
+    // reader never sees half a manifest, and a failed write leaves none.
+    let tmp = dir.join("MANIFEST.tmp");
+    let written = std::fs::File::create(&tmp)
+        .and_then(|mut f| {
+            use std::io::Write;
+            f.write_all(text.as_bytes())?;
+            if durable {
+                f.sync_all()?;
+            }
+            Ok(())
+        })
+        .and_then(|()| std::fs::rename(&tmp, &path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(CliError::Other(format!("{}: {e}", path.display())));
+    }
+    // Make the rename itself durable, as the table files' renames are.
+    if durable {
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,228 @@
+//! `verify`: every stored value re-derived from its successors.
+
+use super::{CliError, Meter};
+use frisian_tb::probe::Tablebase;
+use frisian_tb::{Material, MaterialIndex, RuleSet};
+use std::path::Path;
+use std::time::Instant;
+
+pub(super) fn cmd_verify(
+    dir: &Path,
+    rules: &[RuleSet],
+    max_pieces: Option<u32>,
+    only: &[Material],
+    manifest: Option<&Path>,
+    max_memory: Option<f64>,
+    json: bool,
+) -> Result<(), CliError> {
+    const GIB: f64 = (1u64 << 30) as f64;
+    let limit = max_memory
+        .map(|g| (g * GIB) as u64)
+        .or_else(frisian_tb::generate::available_memory);
+    // Tables not checked because they would need more memory than allowed.
+    let mut not_checked: Vec<(RuleSet, Material, f64, f64)> = Vec::new();
+    // Tables not checked because a table they depend on could not be read.
+    let mut unverifiable: Vec<(RuleSet, Material, String)> = Vec::new();
+    // Manifest lines by (rules, material), read before any work starts.
+    let published: Option<std::collections::HashMap<(String, String), String>> = manifest
+        .map(|path| {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CliError::Other(format!("cannot read {}: {e}", path.display())))?;
+            Ok::<_, CliError>(
+                text.lines()
+                    .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+                    .filter_map(|l| {
+                        let mut f = l.split_whitespace();
+                        let key = (f.next()?.to_string(), f.next()?.to_string());
+                        Some((key, l.split_whitespace().collect::<Vec<_>>().join(" ")))
+                    })
+                    .collect(),
+            )
+        })
+        .transpose()?;
+    let mut checks = Vec::new();
+    let mut any = false;
+    let mut bases = Vec::new();
+    for &r in rules {
+        let mut tb = Tablebase::new(r);
+        tb.add_directory(dir).map_err(|e| {
+            CliError::Other(format!(
+                "cannot read table directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+        bases.push((r, tb));
+    }
+    // A material asked for by name but present under none of the rule sets is an
+    // error before any work starts: silently checking nothing would read as "ok".
+    let missing: Vec<String> = only
+        .iter()
+        .filter(|m| !bases.iter().any(|(_, tb)| tb.materials().contains(m)))
+        .map(|m| m.to_string())
+        .collect();
+    if !missing.is_empty() {
+        let names: Vec<&str> = rules.iter().map(|r| r.name()).collect();
+        return Err(CliError::Other(format!(
+            "no {} table for {} in {}",
+            names.join(" or "),
+            missing.join(", "),
+            dir.display()
+        )));
+    }
+    for (r, tb) in bases {
+        let mats: Vec<Material> = tb
+            .materials()
+            .into_iter()
+            .filter(|m| max_pieces.is_none_or(|n| m.pieces() <= n))
+            .filter(|m| only.is_empty() || only.contains(m))
+            .collect();
+        for m in mats {
+            any = true;
+            let t = Instant::now();
+            let states = MaterialIndex::new(m, r).size();
+            let needed = frisian_tb::verify::memory_estimate(m, r);
+            if let Some(limit) = limit.filter(|&l| needed > l) {
+                // Refuse before allocating: being killed for memory half-way
+                // through a long run helps nobody.
+                let (needed, limit) = (needed as f64 / GIB, limit as f64 / GIB);
+                if !json {
+                    println!(
+                        "{:<10} {:<10} {:>12} states  NOT CHECKED: needs about {needed:.1} GiB of memory, {limit:.1} GiB allowed (--max-memory)",
+                        r.name(),
+                        m.to_string(),
+                        states,
+                    );
+                }
+                not_checked.push((r, m, needed, limit));
+                continue;
+            }
+            let bar = Meter::new(states, json);
+            bar.bar.set_message(m.to_string());
+            let check =
+                frisian_tb::verify::verify_table_with_progress(dir, m, r, 5, &|n| bar.inc(n));
+            bar.bar.finish_and_clear();
+            // A table that cannot be checked (a table its moves lead to is
+            // missing or damaged) is reported, and the others still checked.
+            let mut check = match check {
+                Ok(check) => check,
+                Err(e) => {
+                    if !json {
+                        println!(
+                            "{:<10} {:<10} {:>12} states  NOT CHECKED: {e}",
+                            r.name(),
+                            m.to_string(),
+                            states,
+                        );
+                    }
+                    unverifiable.push((r, m, e.to_string()));
+                    continue;
+                }
+            };
+            if let (Some(lines), Some(path), Some(stats)) = (&published, manifest, &check.stats) {
+                let found = stats.manifest_line();
+                match lines.get(&(stats.rules.clone(), stats.material.clone())) {
+                    None => check
+                        .file_errors
+                        .push(format!("not listed in {}", path.display())),
+                    Some(line) if *line != found => check.file_errors.push(format!(
+                        "differs from {}: listed `{line}`, found `{found}`",
+                        path.display()
+                    )),
+                    Some(_) => {}
+                }
+            }
+            if !json {
+                let status = if check.ok() {
+                    "ok".to_string()
+                } else if check.mismatches > 0 {
+                    format!("FAILED: {} wrong values", check.mismatches)
+                } else {
+                    "FAILED".to_string()
+                };
+                println!(
+                    "{:<10} {:<10} {:>12} states  {}  ({:.1} s)",
+                    r.name(),
+                    m.to_string(),
+                    check.states,
+                    status,
+                    t.elapsed().as_secs_f64()
+                );
+                for e in &check.file_errors {
+                    println!("    {e}");
+                }
+                for mm in &check.first_mismatches {
+                    println!(
+                        "    index {}: {}  stored {}, expected {}",
+                        mm.index, mm.fen, mm.stored, mm.expected
+                    );
+                }
+            }
+            checks.push((r, check));
+        }
+    }
+    if !any {
+        return Err(CliError::Other(format!("no tables in {}", dir.display())));
+    }
+    let failed = checks.iter().filter(|(_, c)| !c.ok()).count();
+    if json {
+        let list: Vec<serde_json::Value> = checks
+            .iter()
+            .map(|(r, c)| serde_json::json!({"rules": r.name(), "material": c.material, "states": c.states, "ok": c.ok(), "mismatches": c.mismatches, "file_errors": c.file_errors, "first_mismatches": c.first_mismatches, "checksum": c.stats.as_ref().map(|st| st.checksum.clone())}))
+            .collect();
+        let skipped: Vec<serde_json::Value> = not_checked
+            .iter()
+            .map(|(r, m, needed, limit)| serde_json::json!({"rules": r.name(), "material": m.to_string(), "needed_gib": needed, "limit_gib": limit}))
+            .collect();
+        let unreadable: Vec<serde_json::Value> = unverifiable
+            .iter()
+            .map(|(r, m, e)| serde_json::json!({"rules": r.name(), "material": m.to_string(), "error": e}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({"tables": list, "failed": failed, "not_checked": skipped, "unverifiable": unreadable})
+        );
+    } else {
+        println!(
+            "{} tables checked, {} failed{}{}",
+            checks.len(),
+            failed,
+            if not_checked.is_empty() {
+                String::new()
+            } else {
+                format!(", {} not checked for lack of memory", not_checked.len())
+            } + &if unverifiable.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", {} not checked: a table they need could not be read",
+                    unverifiable.len()
+                )
+            },
+            manifest.map_or(String::new(), |p| format!(
+                " (statistics and checksums compared with {})",
+                p.display()
+            ))
+        );
+    }
+    if failed > 0 {
+        return Err(CliError::VerifyFailed);
+    }
+    if let Some((r, m, e)) = unverifiable.first() {
+        return Err(CliError::Other(format!(
+            "{} tables could not be checked; the first, {m} ({}): {e}",
+            unverifiable.len(),
+            r.name()
+        )));
+    }
+    if !not_checked.is_empty() {
+        let names: Vec<String> = not_checked
+            .iter()
+            .map(|(r, m, _, _)| format!("{m} ({})", r.name()))
+            .collect();
+        return Err(CliError::Other(format!(
+            "not verified for lack of memory: {}; run on a machine with more memory, or raise --max-memory",
+            names.join(", ")
+        )));
+    }
+    Ok(())
+}
