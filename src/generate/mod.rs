@@ -45,14 +45,16 @@
 //!
 //! The stages live in submodules: `pair` solves a pair batch by batch into
 //! work files and resumes them; `batch` orders slices into batches and runs;
-//! `init` is step 1 and `propagate` step 2, handing states over through
-//! `buckets`; `relay` holds the relay nodes, `work` the per-state cells,
+//! `init` is step 1 (with `leaving`: where the values of moves that leave the
+//! batch are read, and their summary) and `propagate` step 2, handing states
+//! over through `buckets`; `relay` holds the relay nodes, `work` the per-state cells,
 //! `memory` the huge-page mappings they live in; `solved` reads finished
 //! tables back, and `write` writes a solved table's files and statistics.
 
 mod batch;
 mod buckets;
 mod init;
+mod leaving;
 mod memory;
 mod pair;
 mod propagate;

@@ -1,0 +1,206 @@
+//! Moves that leave a batch (man moves, captures, promotions): where their
+//! successors' values are read, and the summary of those values that the
+//! states of a placement share.
+
+use super::pair::PairTable;
+use super::solved::Solved;
+use super::work::NO_WIN;
+use super::{white_to_move, Value};
+use crate::index::PlacementCache;
+use crate::moves::Move;
+use crate::position::Position;
+use crate::rules::Wdl;
+
+/// The placement a move that leaves the batch leads to: the part of
+/// [`Source`] that does not depend on the counters.
+#[derive(Copy, Clone, Debug)]
+pub(super) enum Target {
+    /// The move takes the opponent's last piece.
+    LastPiece,
+    /// A capture or promotion: table number in [`Solved`] and the index of
+    /// the placement's first state.
+    Solved(u32, u64),
+    /// The same into a table without counters: the placement's only state.
+    Plain(u32, u64),
+    /// A man move: the index of the placement's first state in the other
+    /// table of the pair.
+    Next(u64),
+}
+
+impl Target {
+    /// Where `pos` after `m` (a move that leaves the batch) lies, but for
+    /// the counters.
+    #[inline]
+    pub(super) fn of(
+        pos: &Position,
+        m: &Move,
+        next: &PairTable,
+        solved: &Solved,
+        solved_cache: &mut PlacementCache,
+        next_cache: &mut PlacementCache,
+    ) -> Target {
+        debug_assert!(!is_internal(m));
+        let child = pos.play(m);
+        if m.is_capture() || m.promotes() {
+            // A finished table holds the adjudicated value of every state
+            // where the game is over (no legal move, seven-move draw, ...), so
+            // no move generation is needed here (it took 4% of a pair's time);
+            // `verify` re-derives those values with [`Position::outcome`].
+            if child.pieces(child.turn()).is_empty() {
+                return Target::LastPiece;
+            }
+            let (t, base) = solved.locate_placement(&child, solved_cache);
+            if solved.has_counters(t) {
+                Target::Solved(t, base)
+            } else {
+                Target::Plain(t, base)
+            }
+        } else {
+            let (_, base) = next_cache.get(&child, || {
+                (0, next.index.placement_base(&white_to_move(&child)))
+            });
+            Target::Next(base)
+        }
+    }
+
+    /// Where the value of `pos` (the placement this target was found for,
+    /// with its counters set) after `m` is read.
+    #[inline]
+    pub(super) fn source(
+        self,
+        pos: &Position,
+        m: &Move,
+        next: &PairTable,
+        solved: &Solved,
+    ) -> Source {
+        match self {
+            Target::LastPiece => Source::LastPiece,
+            Target::Plain(t, i) => Source::Solved(t, i),
+            Target::Solved(t, base) => {
+                Source::Solved(t, base + solved.counters_offset(t, &pos.play(m)))
+            }
+            Target::Next(base) => Source::Next(base + next.index.counters_offset(&pos.play(m))),
+        }
+    }
+}
+
+/// Where the value of a move that leaves the batch is read.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Source {
+    /// The move took the opponent's last piece: the successor is lost at once.
+    LastPiece,
+    /// A capture or promotion: table number and index in [`Solved`].
+    Solved(u32, u64),
+    /// A man move: index in the other table of the pair.
+    Next(u64),
+}
+
+impl Source {
+    /// Where the value of `pos` after `m` (a move that leaves the batch) is.
+    #[inline]
+    pub(super) fn of(
+        pos: &Position,
+        m: &Move,
+        next: &PairTable,
+        solved: &Solved,
+        solved_cache: &mut PlacementCache,
+        next_cache: &mut PlacementCache,
+    ) -> Source {
+        Target::of(pos, m, next, solved, solved_cache, next_cache).source(pos, m, next, solved)
+    }
+
+    #[inline]
+    pub(super) fn prefetch(self, next: &PairTable, solved: &Solved) {
+        match self {
+            Source::LastPiece => {}
+            Source::Solved(t, i) => solved.prefetch(t, i),
+            Source::Next(i) => next.prefetch(i),
+        }
+    }
+
+    /// The successor's value, for its side to move.
+    #[inline]
+    pub(super) fn read(self, next: &PairTable, solved: &Solved) -> Value {
+        match self {
+            Source::LastPiece => Value {
+                wdl: Wdl::Loss,
+                dtw: 0,
+            },
+            Source::Solved(t, i) => solved.at(t, i),
+            Source::Next(i) => Value::from_byte(next.get(i)).unwrap_or_else(|| {
+                panic!(
+                    "{}: state {i} read before its slice {} was solved",
+                    next.material,
+                    i / next.slice_len
+                )
+            }),
+        }
+    }
+}
+
+/// The values of the moves of a state that lead out of the batch (man moves,
+/// captures, promotions), seen from the side that plays them.
+#[derive(Copy, Clone, Debug)]
+pub(super) struct Leaving {
+    /// Plies to the shortest win ([`NO_WIN`] if none).
+    pub(super) best_win: u16,
+    /// The longest of the opponent's wins.
+    pub(super) longest: u16,
+    /// Some move draws.
+    pub(super) draw: bool,
+}
+
+impl Leaving {
+    /// No move leaves the batch.
+    pub(super) const NONE: Leaving = Leaving {
+        best_win: NO_WIN,
+        longest: 0,
+        draw: false,
+    };
+
+    /// The value of a state whose every move is one of these.
+    #[inline]
+    pub(super) fn value(self) -> Value {
+        if self.best_win != NO_WIN {
+            Value {
+                wdl: Wdl::Win,
+                dtw: self.best_win,
+            }
+        } else if self.draw {
+            Value {
+                wdl: Wdl::Draw,
+                dtw: 0,
+            }
+        } else {
+            Value {
+                wdl: Wdl::Loss,
+                dtw: self.longest + 1,
+            }
+        }
+    }
+
+    /// Count the moves that `o` summarises too.
+    #[inline]
+    pub(super) fn merge(&mut self, o: Leaving) {
+        self.best_win = self.best_win.min(o.best_win);
+        self.longest = self.longest.max(o.longest);
+        self.draw |= o.draw;
+    }
+
+    /// Count one move whose successor has value `v` (for the opponent).
+    #[inline]
+    pub(super) fn add(&mut self, v: Value) {
+        match v.wdl {
+            Wdl::Loss => self.best_win = self.best_win.min(v.dtw + 1),
+            Wdl::Win => self.longest = self.longest.max(v.dtw),
+            Wdl::Draw => self.draw = true,
+        }
+    }
+}
+
+/// An ordinary king move: the only kind that stays inside the batch (it
+/// keeps the men where they are).
+#[inline]
+pub(super) fn is_internal(m: &Move) -> bool {
+    m.is_king_move() && !m.is_capture()
+}
