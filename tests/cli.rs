@@ -434,6 +434,60 @@ fn generate_rebuilds_manifest_lines_of_tables_it_finds() {
     assert!(!err.contains("manifest: reading"), "{err}");
 }
 
+/// A directory with the WDL files only (a fifth of the bytes, all an engine
+/// needs): `probe` answers win, draw or loss without distances and says why;
+/// the values agree with those of the full tables.
+#[test]
+fn probe_answers_from_wdl_files_alone_without_distances() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-wdl-only");
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().unwrap();
+    let (code, _, err) = run(&["generate", "--max-pieces", "3", "--out", d]);
+    assert_eq!(code, 0, "{err}");
+    // King and man against king: some moves win, others lose the man.
+    let fen = "W:W28,K10:BK46";
+    let (code, full, err) = run(&["probe", "--tables", d, "--json", fen]);
+    assert_eq!(code, 0, "{err}");
+    let full: serde_json::Value = serde_json::from_str(&full).unwrap();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "dtw") {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    let (code, out, err) = run(&["probe", "--tables", d, "--json", fen]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("no DTW table for") && err.contains("no distances"),
+        "{err}"
+    );
+    let wdl: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(wdl["wdl"], full["wdl"]);
+    assert_eq!(wdl["dtw"], serde_json::Value::Null);
+    let values = |v: &serde_json::Value| {
+        let mut m: Vec<(String, String)> = v["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| (m["move"].to_string(), m["wdl"].to_string()))
+            .collect();
+        m.sort();
+        m
+    };
+    assert_eq!(values(&wdl), values(&full));
+    assert!(values(&full).iter().any(|(_, w)| w == "\"win\""));
+    assert!(values(&full).iter().any(|(_, w)| w == "\"loss\""));
+    assert!(wdl["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| m["dtw"].is_null()));
+    // Text: the value without a distance.
+    let (code, out, _) = run(&["probe", "--tables", d, fen]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("W:WK10,28:BK46: win for White ("), "{out}");
+}
+
 /// A damaged table file (here cut short) is named with what is wrong and
 /// generated again; the regenerated table verifies.
 #[test]

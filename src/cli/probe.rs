@@ -1,6 +1,8 @@
 //! `probe` (and `probe --explain`): a position's value and its moves' values.
 
 use super::{open_tablebase, CliError};
+use frisian_tb::probe::{MoveValue, ProbeError, ProbeValue, Tablebase};
+use frisian_tb::table::Metric;
 use frisian_tb::{fen, report, study, Material, Move, Position, Wdl};
 use serde::Serialize;
 use std::path::Path;
@@ -30,8 +32,31 @@ pub(super) fn cmd_probe(
     // From the tables; a position with more pieces by an exact search that
     // follows every line to the tables (or fails, naming the tables needed).
     let oracle = study::Oracle::with_depth(&tb, depth);
-    let v = oracle.value(pos)?;
-    let moves = oracle.move_values(pos)?;
+    let (v, moves, note) = match oracle
+        .value(pos)
+        .and_then(|v| Ok((v, oracle.move_values(pos)?)))
+    {
+        Ok((v, moves)) => (v, moves, None),
+        // A directory with WDL files only (a fifth of the bytes, all that
+        // an engine needs): answer from them, without distances.
+        Err(study::StudyError::Probe(ProbeError::MissingTable {
+            material,
+            metric: Metric::Dtw,
+            ..
+        })) if Material::of(pos).pieces() <= tb.max_pieces() => {
+            let (v, moves) = wdl_only(&tb, pos)?;
+            let note = format!(
+                "no DTW table for {material} ({} rules) in {}: win, draw or loss only, no distances",
+                pos.rules(),
+                dir.display()
+            );
+            (v, moves, Some(note))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(note) = &note {
+        eprintln!("note: {note}");
+    }
     let legal: Vec<Move> = moves.iter().map(|m| m.mv).collect();
     if json {
         let out = ProbeJson {
@@ -78,6 +103,28 @@ pub(super) fn cmd_probe(
         );
     }
     Ok(())
+}
+
+/// The value of `pos` and of each of its moves from the WDL tables alone
+/// (`dtw` `None` throughout), best first: wins, draws, losses.
+fn wdl_only(tb: &Tablebase, pos: &Position) -> Result<(ProbeValue, Vec<MoveValue>), ProbeError> {
+    let v = ProbeValue {
+        wdl: tb.probe_wdl(pos)?,
+        dtw: None,
+    };
+    let mut moves = Vec::new();
+    if pos.outcome().is_none() {
+        for mv in pos.legal_moves() {
+            let wdl = tb.probe_wdl(&pos.play(&mv))?.flip();
+            moves.push(MoveValue { mv, wdl, dtw: None });
+        }
+    }
+    moves.sort_by_key(|m| match m.wdl {
+        Wdl::Win => 0,
+        Wdl::Draw => 1,
+        Wdl::Loss => 2,
+    });
+    Ok((v, moves))
 }
 
 pub(super) fn cmd_explain(
