@@ -42,10 +42,12 @@
 //! - [`pdn`]: reading PDN files of games and studies.
 //! - [`diagram`]: SVG board diagrams.
 //! - [`report`]: study reports as text and HTML.
+//! - [`capi`]: the C interface to the prober (`include/frisian_tb.h`).
 
 #![warn(missing_docs)]
 
 pub mod bitboard;
+pub mod capi;
 pub mod diagram;
 pub mod fen;
 pub mod generate;
