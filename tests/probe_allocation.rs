@@ -42,8 +42,10 @@ fn allocations() -> u64 {
     ALLOCATIONS.with(|n| n.get())
 }
 
-fn tables(rules: RuleSet) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("tables-3-alloc-{rules}"));
+/// The tables up to three pieces of `rules`, generated into a directory of
+/// their own for the test `tag` (tests run at once).
+fn tables(rules: RuleSet, tag: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("tables-3-{tag}-{rules}"));
     let _ = std::fs::remove_dir_all(&dir);
     generate::run(&Plan::all(rules, &dir, 3), &Quiet).expect("generation succeeds");
     dir
@@ -70,7 +72,7 @@ fn positions(rules: RuleSet, per_table: u64, phase: u64) -> Vec<Position> {
 #[test]
 fn probing_allocates_nothing_once_warm() {
     for rules in RuleSet::ALL {
-        let dir = tables(rules);
+        let dir = tables(rules, "alloc");
         let mut tb = Tablebase::new(rules);
         tb.add_directory(&dir).unwrap();
         let (warm, probed) = (positions(rules, 400, 0), positions(rules, 400, 2));
@@ -103,4 +105,61 @@ fn the_counter_sees_allocations() {
     let v: Vec<u64> = std::hint::black_box(vec![1, 2, 3]);
     assert!(allocations() > before);
     drop(v);
+}
+
+/// The same through the C interface (`ftb_probe_wdl`, `ftb_probe`): the
+/// conversion from bitboards and the catching of panics allocate nothing.
+#[test]
+fn c_probes_allocate_nothing_once_warm() {
+    use frisian_tb::capi::{ftb_close, ftb_open, ftb_probe, ftb_probe_wdl, FtbPosition, FTB_OK};
+    use frisian_tb::Side;
+    let rules = RuleSet::Official;
+    let dir = tables(rules, "alloc-c");
+    let path = std::ffi::CString::new(dir.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated string; no error buffer.
+    let tb = unsafe { ftb_open(path.as_ptr(), 0, std::ptr::null_mut(), 0) };
+    assert!(!tb.is_null());
+    let plain =
+        |b: frisian_tb::Bitboard| -> u64 { b.squares().map(|s| 1u64 << (s.number() - 1)).sum() };
+    let c = |p: &Position| FtbPosition {
+        men: [plain(p.men(Side::White)), plain(p.men(Side::Black))],
+        kings: [plain(p.kings(Side::White)), plain(p.kings(Side::Black))],
+        turn: (p.turn() == Side::Black) as u8,
+        seven_move_side: p
+            .seven_move()
+            .map_or(255, |s| (s.strong == Side::Black) as u8),
+        seven_move_count: p.seven_move().map_or(0, |s| s.moves),
+        three_move_square: [Side::White, Side::Black]
+            .map(|s| p.three_move(s).map_or(0, |k| k.square.number() as u8)),
+        three_move_count: [Side::White, Side::Black]
+            .map(|s| p.three_move(s).map_or(0, |k| k.count)),
+        ..FtbPosition::default()
+    };
+    let warm: Vec<FtbPosition> = positions(rules, 400, 0).iter().map(c).collect();
+    let probed: Vec<FtbPosition> = positions(rules, 400, 2).iter().map(c).collect();
+    let mut answers = 0i64;
+    let mut probe_all = |list: &[FtbPosition]| {
+        for p in list {
+            let (mut wdl, mut dtw) = (0, 0);
+            // SAFETY: a live tablebase and valid pointers.
+            unsafe {
+                assert_eq!(ftb_probe_wdl(tb, p, &mut wdl), FTB_OK);
+                assert_eq!(ftb_probe(tb, p, &mut wdl, &mut dtw), FTB_OK);
+            }
+            answers += (wdl + dtw) as i64;
+        }
+    };
+    probe_all(&warm);
+    let before = allocations();
+    probe_all(&probed);
+    let during = allocations() - before;
+    assert!(answers != 0);
+    assert_eq!(
+        during,
+        0,
+        "{during} allocations in {} C probes of each kind",
+        probed.len()
+    );
+    // SAFETY: closed once, no longer used.
+    unsafe { ftb_close(tb) };
 }
