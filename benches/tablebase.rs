@@ -4,9 +4,10 @@
 //! into `target/bench-tables` first if they are not there.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use frisian_tb::capi;
 use frisian_tb::generate::{self, Plan, Quiet};
 use frisian_tb::probe::Tablebase;
-use frisian_tb::{Material, MaterialIndex, Position, RuleSet, Wdl};
+use frisian_tb::{Material, MaterialIndex, Position, RuleSet, Side, Wdl};
 use std::hint::black_box;
 use std::path::PathBuf;
 
@@ -42,6 +43,36 @@ fn bench_probe(c: &mut Criterion) {
     tb.probe_wdl(&p).unwrap();
     group.bench_function("wdl/warm-cached-block", |b| {
         b.iter(|| black_box(tb.probe_wdl(black_box(&p)).unwrap()))
+    });
+    // The same through the C interface: the bitboards are converted and the
+    // position checked on every probe.
+    let ctb = {
+        let path = std::ffi::CString::new(dir.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path, no error buffer.
+        unsafe { capi::ftb_open(path.as_ptr(), capi::FTB_OFFICIAL, std::ptr::null_mut(), 0) }
+    };
+    assert!(!ctb.is_null());
+    let plain =
+        |b: frisian_tb::Bitboard| -> u64 { b.squares().map(|s| 1u64 << (s.number() - 1)).sum() };
+    let cp = capi::FtbPosition {
+        men: [plain(p.men(Side::White)), plain(p.men(Side::Black))],
+        kings: [plain(p.kings(Side::White)), plain(p.kings(Side::Black))],
+        turn: (p.turn() == Side::Black) as u8,
+        seven_move_side: 255,
+        three_move_square: [Side::White, Side::Black]
+            .map(|s| p.three_move(s).map_or(0, |k| k.square.number() as u8)),
+        three_move_count: [Side::White, Side::Black]
+            .map(|s| p.three_move(s).map_or(0, |k| k.count)),
+        ..capi::FtbPosition::default()
+    };
+    group.bench_function("wdl/warm-cached-block-c", |b| {
+        b.iter(|| {
+            let mut wdl = -1;
+            // SAFETY: a live tablebase and valid pointers.
+            let code = unsafe { capi::ftb_probe_wdl(ctb, black_box(&cp), &mut wdl) };
+            assert_eq!(code, capi::FTB_OK);
+            black_box(wdl)
+        })
     });
     // Warm file, random positions: mostly a block decompression each.
     let mut i = 0;
