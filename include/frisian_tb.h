@@ -55,7 +55,9 @@ typedef struct FtbTablebase FtbTablebase;
 /* Open the tables of one rule set in `dir`; NULL on failure, with a message
  * in `error` (NULL allowed). */
 FtbTablebase *ftb_open(const char *dir, int rules, char *error, size_t error_len);
-/* Register the tables of another directory (before sharing the tablebase). */
+/* Register the tables of another directory (before sharing the tablebase);
+ * FTB_ERR_MISSING_TABLE if it holds none of the rule set (the tablebase
+ * stays usable), FTB_ERR_ARGUMENT if it cannot be read. */
 int ftb_add_directory(FtbTablebase *tb, const char *dir, char *error, size_t error_len);
 void ftb_close(FtbTablebase *tb);
 /* The most pieces in a registered table. */
