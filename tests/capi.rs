@@ -88,6 +88,22 @@ fn small_positions(n: usize) -> Vec<Position> {
         .collect()
 }
 
+/// `struct FtbPosition` in the header: four 8-byte words, then 8 bytes.
+#[test]
+fn the_position_struct_has_the_header_layout() {
+    assert_eq!(std::mem::size_of::<FtbPosition>(), 40);
+    assert_eq!(std::mem::align_of::<FtbPosition>(), 8);
+    let p = FtbPosition::default();
+    let base = &p as *const FtbPosition as usize;
+    let at = |field: *const u8| field as usize - base;
+    assert_eq!(at(&p.turn), 32);
+    assert_eq!(at(&p.three_move_square[0]), 33);
+    assert_eq!(at(&p.three_move_count[0]), 35);
+    assert_eq!(at(&p.seven_move_side), 37);
+    assert_eq!(at(&p.seven_move_count), 38);
+    assert_eq!(at(&p.plies), 39);
+}
+
 #[test]
 fn c_probes_agree_with_the_library() {
     let tb = open(tables(), FTB_OFFICIAL).unwrap();

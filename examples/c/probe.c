@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include "frisian_tb.h"
 
+/* The layout the Rust side has (tests/capi.rs checks it there). */
+_Static_assert(sizeof(FtbPosition) == 40, "FtbPosition is 40 bytes");
+
 static const char *name(int wdl) {
     return wdl == FTB_WIN ? "win" : wdl == FTB_DRAW ? "draw" : "loss";
 }
