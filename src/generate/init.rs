@@ -327,8 +327,11 @@ pub(super) fn initialise(
         ref runs,
         ..
     } = *layout;
-    // The capture placements first, then the others (see [`Pass`]).
-    const CHUNK: u64 = 1 << 12;
+    // The capture placements first, then the others (see [`Pass`]). Each
+    // chunk hands over a vector per distance it found (see `segments`):
+    // 16,384 states a chunk make a quarter of the allocations of 4,096 (with
+    // the same in propagation, 0.7-1.1% less time, BENCHMARKS.md 2026-12-06).
+    const CHUNK: u64 = 1 << 14;
     let captures = CapturePlacements::new(total / per);
     // Handing whole segments to the buckets keeps this serial step short (it
     // used to push every entry: 4.3% of the KKMvKM pair's samples, about 49 s

@@ -121,7 +121,8 @@ fn propagate_run(
         let entries = put_in_state_order(std::mem::take(&mut buckets[d]), order, run.clone());
         let found: Vec<Vec<Segment>> = entries
             .par_iter()
-            .flat_map(|s| s.par_chunks(4096))
+            // Chunks as large as the initialisation's (see `CHUNK` there).
+            .flat_map(|s| s.par_chunks(16384))
             .map(|chunk| {
                 let mut out = Vec::new();
                 let mut last: Option<(usize, u64, Position)> = None;
