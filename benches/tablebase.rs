@@ -7,7 +7,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use frisian_tb::capi;
 use frisian_tb::generate::{self, Plan, Quiet};
 use frisian_tb::probe::Tablebase;
-use frisian_tb::{Material, MaterialIndex, Position, RuleSet, Side, Wdl};
+use frisian_tb::{Material, MaterialIndex, Position, RuleSet, Wdl};
 use std::hint::black_box;
 use std::path::PathBuf;
 
@@ -52,19 +52,7 @@ fn bench_probe(c: &mut Criterion) {
         unsafe { capi::ftb_open(path.as_ptr(), capi::FTB_OFFICIAL, std::ptr::null_mut(), 0) }
     };
     assert!(!ctb.is_null());
-    let plain =
-        |b: frisian_tb::Bitboard| -> u64 { b.squares().map(|s| 1u64 << (s.number() - 1)).sum() };
-    let cp = capi::FtbPosition {
-        men: [plain(p.men(Side::White)), plain(p.men(Side::Black))],
-        kings: [plain(p.kings(Side::White)), plain(p.kings(Side::Black))],
-        turn: (p.turn() == Side::Black) as u8,
-        seven_move_side: 255,
-        three_move_square: [Side::White, Side::Black]
-            .map(|s| p.three_move(s).map_or(0, |k| k.square.number() as u8)),
-        three_move_count: [Side::White, Side::Black]
-            .map(|s| p.three_move(s).map_or(0, |k| k.count)),
-        ..capi::FtbPosition::default()
-    };
+    let cp = capi::FtbPosition::from(&p);
     group.bench_function("wdl/warm-cached-block-c", |b| {
         b.iter(|| {
             let mut wdl = -1;

@@ -49,7 +49,7 @@ pub const FTB_WIN: c_int = 2;
 
 /// A position for [`ftb_probe`]: `struct FtbPosition` in the header.
 #[repr(C)]
-#[derive(Copy, Clone, Debug, Default)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct FtbPosition {
     /// Men of White (`[0]`) and Black (`[1]`): bit `s - 1` for square `s`.
     pub men: [u64; 2],
@@ -129,6 +129,32 @@ fn squares_of(bits: u64) -> Option<Bitboard> {
         b = b.with(Square::new(s)?);
     }
     Some(b)
+}
+
+/// A plain bitboard: bit `s - 1` for square `s`.
+fn plain(b: Bitboard) -> u64 {
+    b.squares().map(|s| 1u64 << (s.number() - 1)).sum()
+}
+
+impl From<&Position> for FtbPosition {
+    /// The position as C passes it (for Rust code that drives the C
+    /// interface, such as its tests and benchmarks).
+    fn from(pos: &Position) -> FtbPosition {
+        let sides = [Side::White, Side::Black];
+        let three = sides.map(|s| pos.three_move(s));
+        FtbPosition {
+            men: sides.map(|s| plain(pos.men(s))),
+            kings: sides.map(|s| plain(pos.kings(s))),
+            turn: (pos.turn() == Side::Black) as u8,
+            three_move_square: three.map(|t| t.map_or(0, |k| k.square.number() as u8)),
+            three_move_count: three.map(|t| t.map_or(0, |k| k.count)),
+            seven_move_side: pos
+                .seven_move()
+                .map_or(255, |s| (s.strong == Side::Black) as u8),
+            seven_move_count: pos.seven_move().map_or(0, |s| s.moves),
+            plies: pos.plies(),
+        }
+    }
 }
 
 impl FtbPosition {

@@ -120,6 +120,7 @@ fn c_probes_agree_with_the_library() {
         let want = (wdl_code(expect.wdl), expect.dtw.map_or(-1, |d| d as c_int));
         seen[want.0 as usize] += 1;
         let c = c_position(pos);
+        assert_eq!(c, FtbPosition::from(pos));
         let (mut wdl, mut dtw) = (-9, -9);
         // SAFETY: live tablebase, valid pointers.
         assert_eq!(unsafe { ftb_probe(tb, &c, &mut wdl, &mut dtw) }, FTB_OK);

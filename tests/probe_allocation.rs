@@ -112,31 +112,20 @@ fn the_counter_sees_allocations() {
 #[test]
 fn c_probes_allocate_nothing_once_warm() {
     use frisian_tb::capi::{ftb_close, ftb_open, ftb_probe, ftb_probe_wdl, FtbPosition, FTB_OK};
-    use frisian_tb::Side;
     let rules = RuleSet::Official;
     let dir = tables(rules, "alloc-c");
     let path = std::ffi::CString::new(dir.to_str().unwrap()).unwrap();
     // SAFETY: a NUL-terminated string; no error buffer.
     let tb = unsafe { ftb_open(path.as_ptr(), 0, std::ptr::null_mut(), 0) };
     assert!(!tb.is_null());
-    let plain =
-        |b: frisian_tb::Bitboard| -> u64 { b.squares().map(|s| 1u64 << (s.number() - 1)).sum() };
-    let c = |p: &Position| FtbPosition {
-        men: [plain(p.men(Side::White)), plain(p.men(Side::Black))],
-        kings: [plain(p.kings(Side::White)), plain(p.kings(Side::Black))],
-        turn: (p.turn() == Side::Black) as u8,
-        seven_move_side: p
-            .seven_move()
-            .map_or(255, |s| (s.strong == Side::Black) as u8),
-        seven_move_count: p.seven_move().map_or(0, |s| s.moves),
-        three_move_square: [Side::White, Side::Black]
-            .map(|s| p.three_move(s).map_or(0, |k| k.square.number() as u8)),
-        three_move_count: [Side::White, Side::Black]
-            .map(|s| p.three_move(s).map_or(0, |k| k.count)),
-        ..FtbPosition::default()
-    };
-    let warm: Vec<FtbPosition> = positions(rules, 400, 0).iter().map(c).collect();
-    let probed: Vec<FtbPosition> = positions(rules, 400, 2).iter().map(c).collect();
+    let warm: Vec<FtbPosition> = positions(rules, 400, 0)
+        .iter()
+        .map(FtbPosition::from)
+        .collect();
+    let probed: Vec<FtbPosition> = positions(rules, 400, 2)
+        .iter()
+        .map(FtbPosition::from)
+        .collect();
     let mut answers = 0i64;
     let mut probe_all = |list: &[FtbPosition]| {
         for p in list {
