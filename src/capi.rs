@@ -300,13 +300,12 @@ pub unsafe extern "C" fn ftb_probe_wdl(
     wdl: *mut c_int,
 ) -> c_int {
     // SAFETY: null or valid, as promised.
-    let (Some(tb), Some(pos), false) = (
-        unsafe { tb.as_ref() },
-        unsafe { pos.as_ref() },
-        wdl.is_null(),
-    ) else {
+    let (Some(tb), Some(pos)) = (unsafe { tb.as_ref() }, unsafe { pos.as_ref() }) else {
         return FTB_ERR_ARGUMENT;
     };
+    if wdl.is_null() {
+        return FTB_ERR_ARGUMENT;
+    }
     guarded(|| {
         let Some(pos) = pos.to_position(tb.0.rules()) else {
             return FTB_ERR_POSITION;

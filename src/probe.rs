@@ -249,6 +249,18 @@ impl Tablebase {
     pub fn probe_moves(&self, pos: &Position) -> Result<Vec<MoveValue>, ProbeError> {
         move_values_by(pos, |p| self.probe(p))
     }
+
+    /// Every legal move with its win, draw or loss for the side playing it,
+    /// best first, from the WDL tables alone (`dtw` is `None`): for a
+    /// directory that holds no DTW files.
+    pub fn probe_moves_wdl(&self, pos: &Position) -> Result<Vec<MoveValue>, ProbeError> {
+        move_values_by(pos, |p| {
+            Ok(ProbeValue {
+                wdl: self.probe_wdl(p)?,
+                dtw: None,
+            })
+        })
+    }
 }
 
 /// Every legal move of `pos` with its value for the side playing it, from

@@ -43,6 +43,29 @@ fn open(dir: &Path, rules: c_int) -> Result<*mut FtbTablebase, String> {
     }
 }
 
+/// `ftb_probe_fen` on `fen`: its code, WDL, DTW and message.
+fn probe_fen(tb: *const FtbTablebase, fen: &str) -> (c_int, c_int, c_int, String) {
+    let fen = c_string(fen);
+    let mut error = [0 as c_char; 100];
+    let (mut wdl, mut dtw) = (-9, -9);
+    // SAFETY: a live tablebase, a NUL-terminated FEN and a buffer of its length.
+    let code = unsafe {
+        ftb_probe_fen(
+            tb,
+            fen.as_ptr(),
+            &mut wdl,
+            &mut dtw,
+            error.as_mut_ptr(),
+            error.len(),
+        )
+    };
+    // SAFETY: ftb_probe_fen NUL-terminates the message within the buffer.
+    let message = unsafe { CStr::from_ptr(error.as_ptr()) }
+        .to_string_lossy()
+        .into_owned();
+    (code, wdl, dtw, message)
+}
+
 /// Plain bitboard: bit `s - 1` for square `s`.
 fn plain(b: Bitboard) -> u64 {
     b.squares().map(|s| 1u64 << (s.number() - 1)).sum()
@@ -129,20 +152,7 @@ fn c_probes_agree_with_the_library() {
         // SAFETY: as above.
         assert_eq!(unsafe { ftb_probe_wdl(tb, &c, &mut only) }, FTB_OK);
         assert_eq!(only, want.0);
-        let fen = c_string(&frisian_tb::fen::write(pos));
-        let mut error = [0 as c_char; 100];
-        let (mut wdl, mut dtw) = (-9, -9);
-        // SAFETY: as above; a NUL-terminated FEN and a buffer of its length.
-        let code = unsafe {
-            ftb_probe_fen(
-                tb,
-                fen.as_ptr(),
-                &mut wdl,
-                &mut dtw,
-                error.as_mut_ptr(),
-                error.len(),
-            )
-        };
+        let (code, wdl, dtw, _) = probe_fen(tb, &frisian_tb::fen::write(pos));
         assert_eq!((code, wdl, dtw), (FTB_OK, want.0, want.1));
     }
     assert!(
@@ -194,25 +204,10 @@ fn c_failures_are_codes_and_messages() {
     four.men[1] = 1 << 9;
     assert_eq!(probe(&four, &mut wdl, &mut dtw), FTB_ERR_TOO_MANY_PIECES);
     // A FEN that does not parse, with the parser's message.
-    let fen = c_string("W:W51:B1");
-    let mut error = [0 as c_char; 100];
-    // SAFETY: valid pointers and buffer.
-    let code = unsafe {
-        ftb_probe_fen(
-            tb,
-            fen.as_ptr(),
-            &mut wdl,
-            &mut dtw,
-            error.as_mut_ptr(),
-            error.len(),
-        )
-    };
+    let (code, _, _, message) = probe_fen(tb, "W:W51:B1");
     assert_eq!(code, FTB_ERR_POSITION);
-    // SAFETY: NUL-terminated by ftb_probe_fen.
-    let message = unsafe { CStr::from_ptr(error.as_ptr()) }
-        .to_string_lossy()
-        .into_owned();
     assert!(message.contains("square 51"), "{message}");
+    let fen = c_string("W:W51:B1");
     // A message cut to a small buffer is still a C string.
     let mut small = [1 as c_char; 8];
     // SAFETY: as above.

@@ -1,7 +1,7 @@
 //! `probe` (and `probe --explain`): a position's value and its moves' values.
 
 use super::{open_tablebase, CliError};
-use frisian_tb::probe::{MoveValue, ProbeError, ProbeValue, Tablebase};
+use frisian_tb::probe::{ProbeError, ProbeValue};
 use frisian_tb::table::Metric;
 use frisian_tb::{fen, report, study, Material, Move, Position, Wdl};
 use serde::Serialize;
@@ -44,7 +44,11 @@ pub(super) fn cmd_probe(
             metric: Metric::Dtw,
             ..
         })) if Material::of(pos).pieces() <= tb.max_pieces() => {
-            let (v, moves) = wdl_only(&tb, pos)?;
+            let v = ProbeValue {
+                wdl: tb.probe_wdl(pos)?,
+                dtw: None,
+            };
+            let moves = tb.probe_moves_wdl(pos)?;
             let note = format!(
                 "no DTW table for {material} ({} rules) in {}: win, draw or loss only, no distances",
                 pos.rules(),
@@ -103,28 +107,6 @@ pub(super) fn cmd_probe(
         );
     }
     Ok(())
-}
-
-/// The value of `pos` and of each of its moves from the WDL tables alone
-/// (`dtw` `None` throughout), best first: wins, draws, losses.
-fn wdl_only(tb: &Tablebase, pos: &Position) -> Result<(ProbeValue, Vec<MoveValue>), ProbeError> {
-    let v = ProbeValue {
-        wdl: tb.probe_wdl(pos)?,
-        dtw: None,
-    };
-    let mut moves = Vec::new();
-    if pos.outcome().is_none() {
-        for mv in pos.legal_moves() {
-            let wdl = tb.probe_wdl(&pos.play(&mv))?.flip();
-            moves.push(MoveValue { mv, wdl, dtw: None });
-        }
-    }
-    moves.sort_by_key(|m| match m.wdl {
-        Wdl::Win => 0,
-        Wdl::Draw => 1,
-        Wdl::Loss => 2,
-    });
-    Ok((v, moves))
 }
 
 pub(super) fn cmd_explain(
