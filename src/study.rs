@@ -92,15 +92,16 @@ pub enum StudyError {
     #[error(transparent)]
     Probe(#[from] ProbeError),
     /// The position has more pieces than the tables and search could not reach them.
-    #[error("the position has {pieces} pieces and the tables hold at most {max}; a search of {depth} plies does not reach the tables in every line (for example after {line}). Tables needed: {needed}")]
+    #[error("the tables hold at most {max} pieces, and a search of {depth} plies does not reach them in every line: {line} has {pieces} pieces. Tables needed: {needed}")]
     BeyondTables {
-        /// Pieces in the position.
+        /// Pieces at the end of `line`, where the search stopped.
         pieces: u32,
         /// Most pieces the tables hold.
         max: u32,
         /// The search depth tried.
         depth: u32,
-        /// A line that stays beyond the tables.
+        /// Where the search stopped beyond the tables: "the position itself",
+        /// or "the position after" a line of moves.
         line: String,
         /// The materials that would be needed, e.g. `KMMvKM, KMvKMM`.
         needed: String,
@@ -207,9 +208,9 @@ impl<'a> Oracle<'a> {
                 max: self.tb.max_pieces(),
                 depth: self.depth,
                 line: if line.is_empty() {
-                    "no move".into()
+                    "the position itself".into()
                 } else {
-                    line.join(" ")
+                    format!("the position after {}", line.join(" "))
                 },
                 needed: if m.pieces() > crate::material::MAX_PIECES {
                     format!("none can hold {} pieces", m.pieces())

@@ -1,6 +1,7 @@
 //! Slices and batches: the order in which a pair's states are solved, and
 //! the runs a batch propagates in.
 
+use super::divisor::Divisor;
 use super::pair::PairTable;
 use super::relay::Fresh;
 use super::work::{Entry, WIN_BIT};
@@ -162,6 +163,11 @@ pub(super) struct Layout<'a> {
     pub(super) fresh: Vec<Option<Fresh>>,
     /// Relay nodes per part: room for the most that either table needs.
     pub(super) per_part: u64,
+    /// `len`, `per` and `per_part` as divisors: batch positions are divided
+    /// by them several times per state.
+    pub(super) len_div: Divisor,
+    pub(super) per_div: Divisor,
+    pub(super) per_part_div: Divisor,
     /// The runs that propagation goes through one at a time
     /// ([`local_runs`]).
     pub(super) runs: Vec<Range<u64>>,
@@ -197,6 +203,10 @@ impl<'a> Layout<'a> {
             per,
             fresh,
             per_part,
+            len_div: Divisor::new(len),
+            per_div: Divisor::new(per),
+            // Without relay nodes nothing divides by it.
+            per_part_div: Divisor::new(per_part.max(1)),
             runs,
             run_of_part,
         }
@@ -205,8 +215,9 @@ impl<'a> Layout<'a> {
     /// Table and index of batch position `g`.
     #[inline]
     pub(super) fn global(&self, g: u64) -> (usize, u64) {
-        let p = self.parts[(g / self.len) as usize];
-        (p.table, p.slice * self.len + g % self.len)
+        let (part, offset) = self.len_div.div_rem(g);
+        let p = self.parts[part as usize];
+        (p.table, p.slice * self.len + offset)
     }
 
     /// The other table of the pair: where ordinary moves from table `t` lead
@@ -223,7 +234,7 @@ impl<'a> Layout<'a> {
     /// The run that bucket entry `e` belongs to.
     #[inline]
     pub(super) fn run_of(&self, e: Entry) -> usize {
-        self.run_of_part[((e & !WIN_BIT) / self.len) as usize]
+        self.run_of_part[self.len_div.div(e & !WIN_BIT) as usize]
     }
 
     /// The relay nodes of the table that part `part` belongs to.

@@ -3,6 +3,7 @@
 
 use super::batch::Layout;
 use super::buckets::{add_segment, segments, Buckets, Segment};
+use super::divisor::Divisor;
 #[cfg(test)]
 use super::leaving::is_internal;
 use super::leaving::{Leaving, Source, Target};
@@ -203,7 +204,7 @@ impl InitScratch {
         ix: &MaterialIndex,
         partner_start: u64,
         captures: &CapturePlacements,
-        per: u64,
+        per: Divisor,
         work: &Work,
     ) {
         let pos = &self.pos;
@@ -216,11 +217,11 @@ impl InitScratch {
                 for_each_free_diagonal_square(king, empty, |to| {
                     let kings = white.without(king).with(to);
                     let start = partner_start + ix.flipped_kings_offset(men, kings, black);
-                    if captures.get(start / per) {
+                    if captures.get(per.div(start)) {
                         // The successor's states are read for each state of
                         // this placement: ask for their cells now (they lie
                         // anywhere in the partner slice, tens of megabytes).
-                        for g in (start..start + per).step_by(8) {
+                        for g in (start..start + per.get()).step_by(8) {
                             work.prefetch(g as usize);
                         }
                         let count1 = Some(KingCount {
@@ -323,6 +324,8 @@ pub(super) fn initialise(
         total,
         per,
         per_part,
+        len_div,
+        per_div,
         ref fresh,
         ref runs,
         ..
@@ -363,14 +366,15 @@ pub(super) fn initialise(
                         } else {
                             let idx;
                             (t, idx) = layout.global(g);
-                            counters = idx % per;
+                            let placement;
+                            (placement, counters) = per_div.div_rem(idx);
                             placement_end = g + per - counters;
                             let (ix, next) = (&tables[t].index, &tables[layout.other_table(t)]);
                             skip = match pass {
                                 Pass::Captures => {
-                                    let capture = scratch.locate(ix, t, idx / per).has_capture();
+                                    let capture = scratch.locate(ix, t, placement).has_capture();
                                     if capture {
-                                        captures.set(g / per);
+                                        captures.set(per_div.div(g));
                                         scratch.prepare(ix, true);
                                         scratch.summarise_leaving(ix, next, solved);
                                         scratch.solve_capture_placement(ix, next, solved);
@@ -378,20 +382,20 @@ pub(super) fn initialise(
                                     !capture
                                 }
                                 Pass::Others => {
-                                    let capture = captures.get(g / per);
+                                    let capture = captures.get(per_div.div(g));
                                     if !capture {
-                                        scratch.locate(ix, t, idx / per);
+                                        scratch.locate(ix, t, placement);
                                         scratch.prepare(ix, false);
                                         // King moves into capture placements
                                         // first: their cells are asked for
                                         // while the leaving moves' values are
                                         // read (both wait on memory).
-                                        let partner_start = partner[(g / len) as usize] * len;
+                                        let partner_start = partner[len_div.div(g) as usize] * len;
                                         scratch.find_known(
                                             &next.index,
                                             partner_start,
                                             &captures,
-                                            per,
+                                            per_div,
                                             work,
                                         );
                                         scratch.summarise_leaving(ix, next, solved);
@@ -449,7 +453,8 @@ pub(super) fn initialise(
                             if counters < f.carried {
                                 let start = g - counters;
                                 for (king, &(_, n)) in scratch.king_moves.iter().enumerate() {
-                                    let node = f.node(start, counters, king as u64, len, per_part);
+                                    let node =
+                                        f.node(start, counters, king as u64, len_div, per_part);
                                     let open = n - scratch.known_of_king[king];
                                     relays
                                         .set(node as usize, Cell::OPEN.with_remaining(open as u8));

@@ -53,6 +53,7 @@
 
 mod batch;
 mod buckets;
+mod divisor;
 mod init;
 mod leaving;
 mod memory;

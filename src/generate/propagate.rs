@@ -111,6 +111,9 @@ fn propagate_run(
         len,
         ref fresh,
         per_part,
+        len_div,
+        per_div,
+        per_part_div,
         ..
     } = *layout;
     let mut d = 0;
@@ -172,21 +175,18 @@ fn propagate_run(
                     let ot = layout.other_table(t);
                     // Entries of one placement (other counters) often follow each
                     // other: unrank the placement once for them.
-                    let per = tables[t].index.counters_per_placement();
-                    if last.map(|(lt, lp, _)| (lt, lp)) != Some((t, idx / per)) {
-                        let placement = tables[t]
-                            .index
-                            .placement_position_cached(idx / per, &mut men[t]);
+                    // Both tables have `per` counter combinations a placement.
+                    let (p, c) = per_div.div_rem(idx);
+                    if last.map(|(lt, lp, _)| (lt, lp)) != Some((t, p)) {
+                        let placement = tables[t].index.placement_position_cached(p, &mut men[t]);
                         tables[t]
                             .index
                             .placement_counters(&placement, &mut counters);
                         retro_built = false;
-                        last = Some((t, idx / per, placement));
+                        last = Some((t, p, placement));
                     }
                     let mut pos = last.unwrap().2;
-                    tables[t]
-                        .index
-                        .set_counters_of(&counters, &mut pos, idx % per);
+                    tables[t].index.set_counters_of(&counters, &mut pos, c);
                     let Some(undoing) = Undoing::new(&pos) else {
                         continue; // no ordinary move leads here
                     };
@@ -216,7 +216,7 @@ fn propagate_run(
                     let mover = undoing.mover();
                     debug_assert_eq!(mover, Side::Black);
                     let men_all = pos.men(Side::White) | pos.men(Side::Black);
-                    let partner_start = partner[((e & !WIN_BIT) / len) as usize] * len;
+                    let partner_start = partner[len_div.div(e & !WIN_BIT) as usize] * len;
                     // Where the predecessors have relay nodes, a move of the
                     // king now tracked at count 1 was a fresh move of it: its
                     // predecessor is that king's relay node.
@@ -250,7 +250,7 @@ fn propagate_run(
                                 count: 1,
                             });
                             let king = (ix.three_move_code(mover, true, kings, tracked) - 1) / 3;
-                            let node = f.node(start, preds.carried(), king, len, per_part);
+                            let node = f.node(start, preds.carried(), king, len_div, per_part);
                             relay_visits.push(win_bit | node);
                             continue;
                         }
@@ -284,9 +284,11 @@ fn propagate_run(
                     };
                     if resolved {
                         let f = layout
-                            .relays_of_part(node / per_part)
+                            .relays_of_part(per_part_div.div(node))
                             .expect("relay nodes only in parts of tables that have them");
-                        f.for_each_parent(node, len, per_part, |j| visits.push((v & WIN_BIT) | j));
+                        f.for_each_parent(node, len, per_part_div, |j| {
+                            visits.push((v & WIN_BIT) | j)
+                        });
                     }
                 }
                 for (k, &v) in visits.iter().enumerate() {

@@ -1,6 +1,7 @@
 //! Relay nodes: one per placement, king and carried counters, standing for
 //! "a fresh move of this king" (see [`Fresh`]).
 
+use super::divisor::Divisor;
 use crate::index::MaterialIndex;
 use crate::rules::THREE_MOVE_LIMIT;
 
@@ -27,16 +28,28 @@ pub(super) struct Fresh {
     pub(super) carried: u64,
     /// Counter combinations per placement.
     pub(super) per: u64,
+    /// `per` as a divisor, and the nodes per placement (`carried * kings`).
+    per_div: Divisor,
+    nodes_div: Divisor,
 }
 
 impl Fresh {
     /// The relay nodes of `ix`'s table, if its side to move has them.
     pub(super) fn of(ix: &MaterialIndex) -> Option<Fresh> {
         let m = ix.material();
-        (m.stm_men > 0 && m.stm_kings >= 2).then(|| Fresh {
-            kings: m.stm_kings as u64,
-            carried: ix.carried_counters(),
-            per: ix.counters_per_placement(),
+        (m.stm_men > 0 && m.stm_kings >= 2).then(|| {
+            let (kings, carried, per) = (
+                m.stm_kings as u64,
+                ix.carried_counters(),
+                ix.counters_per_placement(),
+            );
+            Fresh {
+                kings,
+                carried,
+                per,
+                per_div: Divisor::new(per),
+                nodes_div: Divisor::new(carried * kings),
+            }
         })
     }
 
@@ -49,9 +62,17 @@ impl Fresh {
     /// order) for the placement starting at batch position `start`, counters
     /// `carried`; parts hold `len` states and `per_part` nodes.
     #[inline]
-    pub(super) fn node(&self, start: u64, carried: u64, king: u64, len: u64, per_part: u64) -> u64 {
-        (start / len) * per_part
-            + (start % len) / self.per * self.carried * self.kings
+    pub(super) fn node(
+        &self,
+        start: u64,
+        carried: u64,
+        king: u64,
+        len: Divisor,
+        per_part: u64,
+    ) -> u64 {
+        let (part, offset) = len.div_rem(start);
+        part * per_part
+            + self.per_div.div(offset) * self.carried * self.kings
             + carried * self.kings
             + king
     }
@@ -63,11 +84,11 @@ impl Fresh {
         &self,
         node: u64,
         len: u64,
-        per_part: u64,
+        per_part: Divisor,
         mut f: impl FnMut(u64),
     ) {
-        let (part, rest) = (node / per_part, node % per_part);
-        let placement = rest / (self.carried * self.kings);
+        let (part, rest) = per_part.div_rem(node);
+        let placement = self.nodes_div.div(rest);
         let carried = rest / self.kings % self.carried;
         let king = rest % self.kings;
         let base = part * len + placement * self.per + carried;
@@ -104,6 +125,7 @@ mod tests {
                 let fresh = Fresh::of(&pred_ix).expect("the mover has men and two kings or more");
                 let len = pred_ix.size();
                 let per_part = fresh.per_part(len);
+                let (len_div, per_part_div) = (Divisor::new(len), Divisor::new(per_part));
                 for idx in (0..ix.size()).step_by((ix.size() / 20_000).max(1) as usize) {
                     let pos = ix.position(idx);
                     let Some(undoing) = Undoing::new(&pos) else {
@@ -126,10 +148,10 @@ mod tests {
                         });
                         let code = pred_ix.three_move_code(mover, true, p.kings(mover), tracked);
                         let node =
-                            fresh.node(start, preds.carried(), (code - 1) / 3, len, per_part);
+                            fresh.node(start, preds.carried(), (code - 1) / 3, len_div, per_part);
                         assert!(node < per_part);
                         let mut parents = Vec::new();
-                        fresh.for_each_parent(node, len, per_part, |j| parents.push(j));
+                        fresh.for_each_parent(node, len, per_part_div, |j| parents.push(j));
                         let mut slow = Vec::new();
                         undoing.emit(&pos, from, to, true, &mut |q: &Position| {
                             slow.push(pred_ix.index(q))
