@@ -213,6 +213,11 @@ impl crate::position::Position {
     /// [`Position::outcome`](Self::outcome) for a caller that already knows whether the side
     /// to move has a legal move (the generator, which generates the moves of
     /// a placement once for all its counter states).
+    ///
+    /// Inlined up to the rules for kings alone, which only positions of
+    /// kings alone and at most three pieces need: the generator asks this of
+    /// every state it initialises.
+    #[inline]
     pub(crate) fn outcome_with(&self, has_legal_move: bool) -> Option<Outcome> {
         let over = |wdl, ending| Some(Outcome { wdl, ending });
         let us = self.turn();
@@ -225,6 +230,20 @@ impl crate::position::Position {
         if !has_legal_move {
             return over(Wdl::Loss, Ending::NoLegalMove);
         }
+        // The seven-move rule, one king each and the lidraughts ply limits
+        // apply to kings alone, three pieces at most.
+        if self.kings != self.occupied() || self.kings.count() > 3 {
+            return None;
+        }
+        self.kings_alone_outcome()
+    }
+
+    /// The end of a game of kings alone, three pieces at most, whose side to
+    /// move has a legal move ([`Position::outcome_with`]).
+    #[inline(never)]
+    fn kings_alone_outcome(&self) -> Option<Outcome> {
+        let over = |wdl, ending| Some(Outcome { wdl, ending });
+        let us = self.turn();
         match self.rules() {
             RuleSet::Official => {
                 let eighth_move = matches!(self.seven_move(), Some(sm) if sm.strong == us && sm.moves >= SEVEN_MOVE_LIMIT);
