@@ -355,6 +355,10 @@ pub(super) fn initialise(
                     // consecutive, in one part of the batch: find the table and index
                     // of the first, then step through its counter combinations.
                     let (mut t, mut counters, mut placement_end, mut skip) = (0, 0, 0, true);
+                    // `counters` modulo the table's carried combinations (the
+                    // low part of the counter offset), kept without dividing:
+                    // a division a state was 1.4% of the KKMvKM pair.
+                    let (mut carried, mut carried_n) = (0, 1);
                     let mut done = 0;
                     let end = ((c + 1) * CHUNK).min(total);
                     let mut next = c * CHUNK;
@@ -363,12 +367,18 @@ pub(super) fn initialise(
                         next += 1;
                         if g < placement_end {
                             counters += 1;
+                            carried += 1;
+                            if carried == carried_n {
+                                carried = 0;
+                            }
                         } else {
                             let idx;
                             (t, idx) = layout.global(g);
                             let placement;
                             (placement, counters) = per_div.div_rem(idx);
                             placement_end = g + per - counters;
+                            carried_n = tables[t].index.carried_counters();
+                            carried = counters % carried_n;
                             let (ix, next) = (&tables[t].index, &tables[layout.other_table(t)]);
                             skip = match pass {
                                 Pass::Captures => {
@@ -426,9 +436,9 @@ pub(super) fn initialise(
                         }
                         done += 1;
                         let ix = &tables[t].index;
+                        debug_assert_eq!(carried, counters % ix.carried_counters());
                         if pass == Pass::Captures {
-                            let v =
-                                scratch.capture_values[(counters % ix.carried_counters()) as usize];
+                            let v = scratch.capture_values[carried as usize];
                             work.set(g as usize, work.with_value(Cell::OPEN, v));
                             #[cfg(debug_assertions)]
                             {
@@ -465,7 +475,7 @@ pub(super) fn initialise(
                             work,
                             g,
                             &pos,
-                            counters % ix.carried_counters(),
+                            carried,
                             fresh[t].is_some(),
                             &tables[layout.other_table(t)],
                             solved,
