@@ -18,12 +18,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The first eight bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"FRTB\r\n\x1a\n";
-/// The version of the file layout this library writes. Version 3 stores a
-/// DTW halved ([`Header::dtw_halved`]); version 2 leaves the DTW of drawn
-/// states unspecified (see [`Metric::Dtw`]); version 1 wrote 0 there.
-pub const FORMAT_VERSION: u16 = 3;
-/// The oldest version this library reads: versions 1 to 3 differ only in
-/// what a DTW file holds, and readers convert ([`Header::dtw_plies`]).
+/// The version of the file layout this library writes. Version 4 takes the
+/// values checksum from the blocks' zstd content checksums
+/// ([`Header::values_checksum`]); version 3 stores a DTW halved
+/// ([`Header::dtw_halved`]); version 2 leaves the DTW of drawn states
+/// unspecified (see [`Metric::Dtw`]); version 1 wrote 0 there.
+pub const FORMAT_VERSION: u16 = 4;
+/// The first version whose values checksum is taken over the blocks' zstd
+/// content checksums rather than over the decoded bytes.
+const FRAME_CHECKSUMS_VERSION: u16 = 4;
+/// The oldest version this library reads: versions 1 to 4 differ only in
+/// what a DTW file holds, which readers convert ([`Header::dtw_plies`]),
+/// and in how the values checksum is taken.
 pub const OLDEST_FORMAT_VERSION: u16 = 1;
 /// The version of the index scheme (`crate::index`) the values are ordered by.
 pub const INDEX_VERSION: u16 = 1;
@@ -189,7 +195,13 @@ pub struct Header {
     pub longest_win: u32,
     /// Number of blocks.
     pub blocks: u32,
-    /// FNV-1a 64 of the decoded values (as stored, little-endian).
+    /// The checksum of the values: from version 4, FNV-1a 64 over the
+    /// content checksum that ends each block's zstd frame (the low 4 bytes of
+    /// XXH64 of the block's decoded bytes, which zstd checks on decoding), in
+    /// block order; before, FNV-1a 64 over the decoded bytes themselves. The
+    /// writer computed the older one serially over every decoded byte, about
+    /// 1.6% of the largest pair's time (BENCHMARKS.md, 2026-12-06, nineteenth
+    /// session); this one costs nothing and still changes with any value.
     pub values_checksum: u64,
     /// FNV-1a 64 of the offset table and the compressed blocks.
     pub body_checksum: u64,
@@ -497,15 +509,12 @@ impl TableWriter {
         }
     }
 
-    /// Add the next encoded blocks to the values checksum.
-    pub fn checksum(&mut self, raw: &[Vec<u8>]) {
-        for r in raw {
-            self.values_sum.update(r);
-        }
-    }
-
-    /// Append the next compressed blocks (of the blocks just checksummed).
+    /// Append the next compressed blocks ([`compress_blocks`]: zstd frames
+    /// with their content checksums, which the values checksum is taken over).
     pub fn push(&mut self, packed: Vec<Vec<u8>>) {
+        for b in &packed {
+            self.values_sum.update(content_checksum(b).unwrap_or(&[]));
+        }
         self.blocks.extend(packed);
     }
 
@@ -612,6 +621,16 @@ pub fn compress_blocks(level: i32, raw: &[Vec<u8>]) -> io::Result<Vec<Vec<u8>>> 
             },
         )
         .collect()
+}
+
+/// The content checksum that ends a zstd frame, if the frame has one: the
+/// low four bytes of XXH64 of its decoded content (RFC 8878, 3.1.1: bit 2 of
+/// the frame header descriptor, the byte after the four-byte magic number,
+/// says whether the frame ends with it).
+fn content_checksum(frame: &[u8]) -> Option<&[u8]> {
+    // Magic, descriptor, the shortest block header, checksum.
+    const SHORTEST: usize = 4 + 1 + 3 + 4;
+    (frame.len() >= SHORTEST && frame[4] & 0x04 != 0).then(|| &frame[frame.len() - 4..])
 }
 
 static NEXT_TABLE_ID: AtomicU64 = AtomicU64::new(1);
@@ -814,6 +833,27 @@ impl TableFile {
         Ok(states_here)
     }
 
+    /// Add block `block`, decoded into `decoded`, to the values checksum
+    /// ([`Header::values_checksum`]): from version 4 its frame's content
+    /// checksum (which zstd compared with the decoded bytes), before that the
+    /// decoded bytes.
+    fn add_to_values_sum(
+        &self,
+        sum: &mut Fnv,
+        block: u32,
+        decoded: &[u8],
+    ) -> Result<(), TableError> {
+        if self.header.format_version < FRAME_CHECKSUMS_VERSION {
+            sum.update(decoded);
+            return Ok(());
+        }
+        let (_, _, start, end) = self.block_bounds(block);
+        let trailer = content_checksum(&self.map[start..end])
+            .ok_or_else(|| self.corrupt(format!("block {block} has no content checksum")))?;
+        sum.update(trailer);
+        Ok(())
+    }
+
     /// Compare the checksum of every decoded value, in order, with the header's.
     fn check_values(&self, sum: Fnv) -> Result<(), TableError> {
         if sum.0 != self.header.values_checksum {
@@ -846,7 +886,7 @@ impl TableFile {
         let (mut buf, mut values) = (Vec::new(), Vec::new());
         for block in 0..self.header.blocks {
             let states_here = self.decode_block(&mut dec, block, &mut buf)?;
-            sum.update(&buf);
+            self.add_to_values_sum(&mut sum, block, &buf)?;
             values.clear();
             values.extend((0..states_here).map(|i| decode_at(&buf, i, self.header.value_width)));
             f(&values);
@@ -910,8 +950,8 @@ impl TableFile {
                     },
                 )
                 .collect();
-            for buf in decoded {
-                sum.update(&buf?);
+            for (k, buf) in decoded.into_iter().enumerate() {
+                self.add_to_values_sum(&mut sum, (g * GROUP + k) as u32, &buf?)?;
             }
         }
         self.check_values(sum)
@@ -1009,12 +1049,22 @@ impl TableFile {
         let group_len = per * PAIR_GROUP;
         let (mut wsum, mut dsum) = (Fnv::default(), Fnv::default());
         type Decoded = Vec<(Vec<u8>, Vec<u8>)>;
-        let mut pending: Decoded = Vec::new();
+        // The last group's decoded blocks, summed while the next decodes,
+        // and the number of its first block.
+        let (mut pending, mut pending_first): (Decoded, u32) = (Vec::new(), 0);
+        let sum = |wsum: &mut Fnv, dsum: &mut Fnv, pending: &Decoded, first: u32| {
+            for (k, (w, d)) in pending.iter().enumerate() {
+                let block = first + k as u32;
+                self.add_to_values_sum(wsum, block, w)?;
+                dtw.add_to_values_sum(dsum, block, d)?;
+            }
+            Ok::<(), TableError>(())
+        };
         for g in 0..states.div_ceil(group_len) {
             let len = (states - g * group_len).min(group_len);
             let at = if streaming { 0 } else { g * group_len };
             let group = &mut area[at..at + len];
-            let (decoded, ()) = rayon::join(
+            let (decoded, summed) = rayon::join(
                 || {
                     group
                         .par_chunks_mut(per)
@@ -1055,20 +1105,14 @@ impl TableFile {
                         )
                         .collect::<Result<Decoded, TableError>>()
                 },
-                || {
-                    for (w, d) in &pending {
-                        wsum.update(w);
-                        dsum.update(d);
-                    }
-                },
+                || sum(&mut wsum, &mut dsum, &pending, pending_first),
             );
+            summed?;
             pending = decoded?;
+            pending_first = (g * PAIR_GROUP) as u32;
             sink(&area[at..at + len]);
         }
-        for (w, d) in &pending {
-            wsum.update(w);
-            dsum.update(d);
-        }
+        sum(&mut wsum, &mut dsum, &pending, pending_first)?;
         self.check_values(wsum)?;
         dtw.check_values(dsum)
     }

@@ -423,7 +423,7 @@ fn patch_header(path: &std::path::Path, patch: impl Fn(&mut [u8])) {
     std::fs::write(path, &bytes).unwrap();
 }
 
-/// Version 3 halves DTW values; files of versions 1 and 2 hold plies, and
+/// Version 3 on halves DTW values; files of versions 1 and 2 hold plies, and
 /// byte 19 (reserved before version 3) marks which: readers honour it and
 /// refuse it where it cannot apply.
 #[test]
@@ -435,7 +435,7 @@ fn dtw_scale_follows_the_header() {
     let stored = TableFile::open(&dtw).unwrap().read_all().unwrap();
     let values = generate::load_values(&dir, m, RuleSet::Official).unwrap();
     let h = TableFile::open(&dtw).unwrap().header().clone();
-    assert!(h.dtw_halved && h.format_version == 3);
+    assert!(h.dtw_halved && h.format_version >= 3);
     for (&s, &v) in stored.iter().zip(&values) {
         let v = generate::Value::unpack(v).unwrap();
         if v.wdl != Wdl::Draw {
@@ -446,10 +446,13 @@ fn dtw_scale_follows_the_header() {
     assert!(values
         .iter()
         .any(|&v| generate::Value::unpack(v).unwrap().dtw > 1));
-    // The same bytes labelled version 2 are read as plies.
+    // The same bytes labelled version 2 are read as plies (with version
+    // 2's checksum, over the decoded bytes: one a value here).
+    let decoded: Vec<u8> = stored.iter().map(|&v| u8::try_from(v).unwrap()).collect();
     patch_header(&dtw, |h| {
         h[8..10].copy_from_slice(&2u16.to_le_bytes());
         h[19] = 0;
+        h[64..72].copy_from_slice(&table::Fnv::of(&decoded).to_le_bytes());
     });
     let read = generate::load_values(&dir, m, RuleSet::Official).unwrap();
     for ((&r, &v), &s) in read.iter().zip(&values).zip(&stored) {
@@ -652,5 +655,59 @@ fn version_one_files_are_still_read() {
     })
     .expect_err("a newer version is refused");
     assert!(matches!(e, TableError::Version { .. }), "{e}");
-    assert!(e.to_string().contains("versions 1 to 3"), "{e}");
+    assert!(e.to_string().contains("versions 1 to 4"), "{e}");
+}
+
+/// Version 4's values checksum is FNV-1a 64 over the content checksums that
+/// end the blocks' zstd frames; version 3's was over the decoded bytes.
+/// Readers take each version's own, and refuse a file whose checksum does
+/// not match.
+#[test]
+fn values_checksums_follow_the_format_version() {
+    let name = "KMvK.official.dtw";
+    let bytes = std::fs::read(tables().join(name)).unwrap();
+    let t = TableFile::open(&tables().join(name)).unwrap();
+    let h = t.header().clone();
+    assert_eq!((h.format_version, h.value_width), (4, 1));
+    // The frames' trailers, found from the offset table after the header.
+    let offset = |i: usize| {
+        let at = table::HEADER_LEN + 8 * i;
+        u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize
+    };
+    let mut frames = table::Fnv::default();
+    for b in 0..h.blocks as usize {
+        let (start, end) = (offset(b), offset(b + 1));
+        assert_ne!(
+            bytes[start + 4] & 0x04,
+            0,
+            "block {b} has a content checksum"
+        );
+        frames.update(&bytes[end - 4..end]);
+    }
+    assert_eq!(frames.0, h.values_checksum);
+    let stored = t.read_all().unwrap();
+    // As version 3: the checksum over the decoded bytes (one a value here).
+    let decoded: Vec<u8> = stored.iter().map(|&v| u8::try_from(v).unwrap()).collect();
+    let v3 = damaged(name, |b| {
+        b[8..10].copy_from_slice(&3u16.to_le_bytes());
+        b[64..72].copy_from_slice(&table::Fnv::of(&decoded).to_le_bytes());
+        reseal_header(b);
+    })
+    .unwrap();
+    assert_eq!(v3.read_all().unwrap(), stored);
+    // Each version's checksum fails under the other's reading.
+    for (version, sum) in [(3u16, frames.0), (4, table::Fnv::of(&decoded))] {
+        let e = damaged(name, |b| {
+            b[8..10].copy_from_slice(&version.to_le_bytes());
+            b[64..72].copy_from_slice(&sum.to_le_bytes());
+            reseal_header(b);
+        })
+        .unwrap()
+        .read_all()
+        .expect_err("a values checksum of the other kind");
+        assert!(
+            e.to_string().contains("checksum of the decoded values"),
+            "{e}"
+        );
+    }
 }

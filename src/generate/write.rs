@@ -338,7 +338,7 @@ pub(super) fn write_tables_from<T: Code>(
             wdl_raw.extend(w);
         }
         let (dtw_level, wdl_level) = (dtw_file.level(), wdl_file.level());
-        let ((), ((), (dtw_packed, wdl_packed))) = rayon::join(
+        let ((), (dtw_packed, wdl_packed)) = rayon::join(
             || {
                 values
                     .iter()
@@ -346,16 +346,8 @@ pub(super) fn write_tables_from<T: Code>(
             },
             || {
                 rayon::join(
-                    || {
-                        dtw_file.checksum(&dtw_raw);
-                        wdl_file.checksum(&wdl_raw);
-                    },
-                    || {
-                        rayon::join(
-                            || compress_blocks(dtw_level, &dtw_raw),
-                            || compress_blocks(wdl_level, &wdl_raw),
-                        )
-                    },
+                    || compress_blocks(dtw_level, &dtw_raw),
+                    || compress_blocks(wdl_level, &wdl_raw),
                 )
             },
         );
