@@ -11,20 +11,35 @@
 /// "Faster remainder by direct computation", 2019: writing `c = (2^64 + e) / d`
 /// with `0 ≤ e < d`, `n · c / 2^64 = n / d + n · e / (d · 2^64)`, and the
 /// second term is below `1 / d` when `n · e < 2^64`, so it cannot carry the
-/// quotient past the next integer). Batch positions stay below 2^40 and the
-/// divisors below 2^24.
+/// quotient past the next integer). Batch positions times these divisors
+/// stay far below 2^64 for every table that fits in memory (a five-piece
+/// batch: under 2^28 times under 2^25); larger numerators, which a table of
+/// seven or eight kings could bring, take the hardware's division.
 #[derive(Copy, Clone, Debug)]
 pub(super) struct Divisor {
     d: u64,
-    /// `⌈2^64 / d⌉`, or 0 for `d = 1` (where it would need 65 bits).
+    /// `⌈2^64 / d⌉` (0 for `d = 1`, where it would need 65 bits).
     c: u64,
+    /// The largest numerator divided by multiplication: `⌊(2^64 - 1) / d⌋`
+    /// (0 for `d = 1`: every other numerator takes the hardware's way).
+    fast_max: u64,
 }
 
 impl Divisor {
     pub(super) fn new(d: u64) -> Divisor {
         assert!(d > 0, "division by zero");
-        let c = if d == 1 { 0 } else { u64::MAX / d + 1 };
-        Divisor { d, c }
+        if d == 1 {
+            return Divisor {
+                d,
+                c: 0,
+                fast_max: 0,
+            };
+        }
+        Divisor {
+            d,
+            c: u64::MAX / d + 1,
+            fast_max: u64::MAX / d,
+        }
     }
 
     /// The divisor itself.
@@ -36,15 +51,10 @@ impl Divisor {
     /// `⌊n / d⌋`.
     #[inline]
     pub(super) fn div(self, n: u64) -> u64 {
-        debug_assert!(
-            n.checked_mul(self.d).is_some(),
-            "{n} / {} is out of range",
-            self.d
-        );
-        if self.c == 0 {
-            n
-        } else {
+        if n <= self.fast_max {
             ((n as u128 * self.c as u128) >> 64) as u64
+        } else {
+            n / self.d
         }
     }
 
@@ -61,8 +71,9 @@ mod tests {
     use super::*;
 
     /// Quotient and remainder equal the hardware's for every divisor up to
-    /// 4,096 and many larger ones, at the ends of the range (the largest `n`
-    /// with `n · d < 2^64`), around multiples of `d`, and at random.
+    /// 4,096 and many larger ones, at the ends of the multiplication's range
+    /// (the largest `n` with `n · d < 2^64`) and beyond it, around multiples
+    /// of `d`, and at random.
     #[test]
     fn quotients_equal_the_hardware_division() {
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
@@ -75,19 +86,27 @@ mod tests {
         let mut divisors: Vec<u64> = (1..=4096).collect();
         divisors.extend((0..2000).map(|_| random() % (1 << 24) + 1));
         divisors.extend((1..24).flat_map(|k| [(1u64 << k) - 1, 1 << k, (1 << k) + 1]));
+        divisors.extend([u32::MAX as u64, 1 << 40, u64::MAX / 3, u64::MAX]);
         let mut checked = 0u64;
         for &d in &divisors {
             let div = Divisor::new(d);
             assert_eq!(div.get(), d);
             let max = u64::MAX / d;
-            let mut ns = vec![0, 1, d - 1, d, d + 1, max, max - 1, max / 2];
+            let mut ns = vec![0, 1, d - 1, d, d.saturating_add(1), max, max - 1, max / 2];
+            ns.extend([max.saturating_add(1), u64::MAX, u64::MAX - 1, 1 << 63]);
             ns.extend((0..64).map(|_| random() % (1u64 << 40)));
-            ns.extend((0..16).map(|_| random() % max));
-            ns.extend((1..16).flat_map(|k| {
-                let m = (random() % (1u64 << 30)) * d;
-                [m, m.wrapping_sub(1), m + 1, k * d - 1]
+            ns.extend((0..16).map(|_| random() % max.max(1)));
+            ns.extend((0..8).map(|_| random()));
+            ns.extend((1..16u64).flat_map(|k| {
+                let m = (random() % (1u64 << 30)).wrapping_mul(d);
+                [
+                    m,
+                    m.wrapping_sub(1),
+                    m.wrapping_add(1),
+                    k.wrapping_mul(d).wrapping_sub(1),
+                ]
             }));
-            for n in ns.into_iter().filter(|&n| n <= max) {
+            for n in ns {
                 assert_eq!(div.div(n), n / d, "{n} / {d}");
                 assert_eq!(div.div_rem(n), (n / d, n % d), "{n} / {d}");
                 checked += 1;
