@@ -423,9 +423,9 @@ pub struct TableSpec {
 }
 
 /// Writes one table file from its blocks, given in order: each block's
-/// values are encoded ([`TableWriter::encode`]), checksummed in order
-/// ([`TableWriter::checksum`], serial by its nature), compressed (in
-/// parallel, [`compress_blocks`]) and handed over ([`TableWriter::push`]);
+/// values are encoded ([`TableWriter::encode`]), compressed (in parallel,
+/// [`compress_blocks`]) and handed over in order ([`TableWriter::push`],
+/// which adds each frame's content checksum to the values checksum);
 /// [`TableWriter::finish`] writes the file atomically. Several writers can be
 /// fed from one pass over the values (the generator writes a table's WDL and
 /// DTW files so).
