@@ -323,10 +323,12 @@ pub(crate) fn king_quiet_move_count(k: Square, empty: Bitboard) -> u32 {
 pub(crate) fn king_can_capture(k: Square, enemy: Bitboard, empty: Bitboard) -> bool {
     let occupied = !empty;
     for d in 0..8 {
-        let blockers = RAY_BITS[k.index()][d] & occupied.0;
-        if blockers == 0 {
+        let ray = RAY_BITS[k.index()][d];
+        // Most lines hold no enemy piece at all (a handful of pieces on the board).
+        if ray & enemy.0 == 0 {
             continue;
         }
+        let blockers = ray & occupied.0;
         let bit = if increasing(d) {
             blockers.trailing_zeros()
         } else {
@@ -427,10 +429,11 @@ impl CaptureGen<'_> {
         // square must be a jumpable piece, and the landing squares are the
         // empty ones behind it up to the next occupied square (2e-II).
         for (d, &ray) in RAY_BITS[cur.index()].iter().enumerate() {
-            let blockers = ray & occupied;
-            if blockers == 0 {
+            // No piece to jump on this line: nothing to look for.
+            if ray & jumpable == 0 {
                 continue;
             }
+            let blockers = ray & occupied;
             let over = nearest_bit(blockers, d);
             if jumpable & (1u64 << over) == 0 {
                 continue;
