@@ -36,6 +36,7 @@
 //! - [`retro`]: retro-moves, the predecessors of a position.
 //! - [`generate`]: retrograde solving of tables.
 //! - [`table`]: the table file format.
+//! - [`checksum`]: XXH64 and the manifest checksum of decoded values.
 //! - [`probe`]: the tablebase prober.
 //! - [`verify`]: independent verification of tables.
 //! - [`study`]: checking studies (soundness, duals, cooks) and explaining draws.
@@ -48,6 +49,7 @@
 
 pub mod bitboard;
 pub mod capi;
+pub mod checksum;
 pub mod diagram;
 pub mod fen;
 pub mod generate;

@@ -7,6 +7,7 @@
 //! games must hold their adjudicated value. File checksums and the header's
 //! statistics are checked too.
 
+use crate::checksum::ManifestChecksum;
 use crate::generate::{successor_materials, Counts, GenerateError, Solved, TableStats, Value};
 use crate::geometry::Square;
 use crate::index::{MaterialIndex, PlacementCache};
@@ -272,7 +273,7 @@ pub fn verify_table_with_progress(
 
     let (mut mismatches, mut first_mismatches) = (0u64, Vec::new());
     let mut counts = Counts::default();
-    let mut sum = table::Fnv::default();
+    let mut sum = ManifestChecksum::default();
     for step in (0..size).step_by(STEP as usize) {
         let len = (size - step).min(STEP) as usize;
         let wdl = files[0].read_range(step, len)?;
@@ -283,13 +284,14 @@ pub fn verify_table_with_progress(
             .zip(&dtw)
             .map(|(&x, &d)| Value::stored(x, d, dtw_header))
             .collect();
-        // The statistics and the checksum are serial: one thread adds them up
-        // while the others start on the states.
+        // The statistics are serial: one thread adds them up while the
+        // others start on the states.
         let ((), found): ((), Vec<(u64, Vec<Mismatch>)>) = rayon::join(
             || {
+                let records: Vec<u16> = stored.iter().map(|v| v.pack()).collect();
+                sum.update(&records);
                 for &v in &stored {
                     counts.add(v);
-                    sum.update_record(v.wdl as u8, v.dtw);
                 }
             },
             || check_states(&ix, &values, step, &stored, keep, progress),
@@ -327,7 +329,7 @@ pub fn verify_table_with_progress(
             draws: d,
             losses: l,
             longest_win: longest,
-            checksum: format!("{:016x}", sum.0),
+            checksum: format!("{:016x}", sum.finish()),
         }),
     })
 }

@@ -432,6 +432,32 @@ fn generate_rebuilds_manifest_lines_of_tables_it_finds() {
     let (code, _, err) = run(&["generate", "--max-pieces", "3", "--out", d]);
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("manifest: reading"), "{err}");
+
+    // A manifest of the first version (FNV-1a checksums, named in its
+    // header) is not kept line by line: its checksums would all differ.
+    // `verify --manifest` refuses it rather than report every table as
+    // differing.
+    let declaration = original.lines().nth(2).unwrap();
+    assert!(declaration.contains("manifest checksum 2"), "{original}");
+    let old = original.replace(
+        declaration,
+        "# (checksum: FNV-1a 64 over every state's WDL byte and DTW as u16 little-endian, in index order)",
+    );
+    std::fs::write(&manifest, &old).unwrap();
+    let (code, out, err) = run(&[
+        "verify",
+        "--tables",
+        d,
+        "--manifest",
+        manifest.to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0, "{out}");
+    assert!(err.contains("not a manifest of this version"), "{err}");
+    let (code, _, err) = run(&["generate", "--max-pieces", "3", "--out", d]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("checksums of an older version"), "{err}");
+    assert!(err.contains("manifest: reading KKvK (official)"), "{err}");
+    assert_eq!(std::fs::read_to_string(&manifest).unwrap(), original);
 }
 
 /// A directory with the WDL files only (a fifth of the bytes, all an engine

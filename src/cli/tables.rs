@@ -280,7 +280,19 @@ fn update_manifest(
             .and_then(|m| order.iter().position(|&x| x == m))
             .unwrap_or(usize::MAX)
     };
-    if let Ok(text) = std::fs::read_to_string(&path) {
+    // A manifest of an older version has another checksum: its lines are
+    // not kept (each table is read again for its line).
+    let current = |text: &String| {
+        let ok = generate::manifest_is_current(text);
+        if !ok && !quiet {
+            eprintln!(
+                "manifest: {} has checksums of an older version; reading every table again",
+                path.display()
+            );
+        }
+        ok
+    };
+    if let Some(text) = std::fs::read_to_string(&path).ok().filter(current) {
         for line in text
             .lines()
             .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
@@ -317,7 +329,7 @@ fn update_manifest(
             lines.insert(key, fmt(&st));
         }
     }
-    let mut text = String::from("# frisian-tb table manifest: one line per table, written by `frisian-tb generate`.\n# rules material states wins draws losses longest_win checksum\n# (checksum: FNV-1a 64 over every state's WDL byte and DTW as u16 little-endian, in index order)\n");
+    let mut text = String::from(generate::MANIFEST_HEADER);
     for line in lines.values() {
         text.push_str(line);
         text.push('\n');

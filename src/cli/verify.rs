@@ -28,6 +28,13 @@ pub(super) fn cmd_verify(
         .map(|path| {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| CliError::Other(format!("cannot read {}: {e}", path.display())))?;
+            if !frisian_tb::generate::manifest_is_current(&text) {
+                return Err(CliError::Other(format!(
+                    "{}: not a manifest of this version (its header does not name manifest \
+                     checksum 2); `frisian-tb generate` over the tables writes a current one",
+                    path.display()
+                )));
+            }
             Ok::<_, CliError>(
                 text.lines()
                     .filter(|l| !l.starts_with('#') && !l.trim().is_empty())

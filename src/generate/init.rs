@@ -84,6 +84,8 @@ struct InitScratch {
     /// In a capture placement, the value of the states of each carried
     /// combination (first pass only).
     capture_values: Vec<Value>,
+    /// Their working cells (first pass only).
+    capture_cells: Vec<Cell>,
     /// The ordinary king moves into capture placements (second pass only).
     known: Vec<Known>,
     /// How many of each king's ordinary moves are in `known`.
@@ -118,6 +120,7 @@ impl InitScratch {
             internal: 0,
             king_moves: Vec::new(),
             capture_values: Vec::new(),
+            capture_cells: Vec::new(),
             known: Vec::new(),
             known_of_king: Vec::new(),
             known_sums: Vec::new(),
@@ -434,26 +437,42 @@ pub(super) fn initialise(
                             next = placement_end;
                             continue;
                         }
-                        done += 1;
                         let ix = &tables[t].index;
                         debug_assert_eq!(carried, counters % ix.carried_counters());
                         if pass == Pass::Captures {
-                            let v = scratch.capture_values[carried as usize];
-                            work.set(g as usize, work.with_value(Cell::OPEN, v));
-                            #[cfg(debug_assertions)]
-                            {
-                                // The shortcut against this state's own value.
-                                let mut pos = scratch.pos;
-                                ix.set_counters(&mut pos, counters);
-                                let next = &tables[layout.other_table(t)];
-                                let own = match pos.outcome_with(true) {
-                                    Some(o) => Value { wdl: o.wdl, dtw: 0 },
-                                    None => leaving_moves(&pos, next, solved, scratch).value(),
-                                };
-                                assert_eq!(own, v);
+                            // The rest of the capture placement (in this
+                            // chunk) at once: each state takes its carried
+                            // combination's value.
+                            let stop = placement_end.min(end);
+                            scratch.capture_cells.clear();
+                            for i in 0..scratch.capture_values.len() {
+                                let v = scratch.capture_values[i];
+                                scratch.capture_cells.push(work.with_value(Cell::OPEN, v));
                             }
+                            for s in g..stop {
+                                work.set(s as usize, scratch.capture_cells[carried as usize]);
+                                #[cfg(debug_assertions)]
+                                {
+                                    // The shortcut against this state's own value.
+                                    let mut pos = scratch.pos;
+                                    ix.set_counters(&mut pos, counters + (s - g));
+                                    let next = &tables[layout.other_table(t)];
+                                    let own = match pos.outcome_with(true) {
+                                        Some(o) => Value { wdl: o.wdl, dtw: 0 },
+                                        None => leaving_moves(&pos, next, solved, scratch).value(),
+                                    };
+                                    assert_eq!(own, scratch.capture_values[carried as usize]);
+                                }
+                                carried += 1;
+                                if carried == carried_n {
+                                    carried = 0;
+                                }
+                            }
+                            done += stop - g;
+                            next = stop;
                             continue;
                         }
+                        done += 1;
                         let mut pos = scratch.pos;
                         ix.set_counters_of(&scratch.counters, &mut pos, counters);
                         if let Some(f) = fresh[t] {

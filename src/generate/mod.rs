@@ -67,7 +67,9 @@ mod write;
 pub use pair::solve_pair;
 pub use solved::{damaged, is_complete, load_values, Solved};
 pub(crate) use write::Counts;
-pub use write::{stats, table_stats, write_tables, TableStats};
+pub use write::{
+    manifest_is_current, stats, table_stats, write_tables, TableStats, MANIFEST_HEADER,
+};
 
 use crate::index::MaterialIndex;
 use crate::material::Material;

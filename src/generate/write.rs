@@ -2,6 +2,7 @@
 //! manifest line.
 
 use super::{GenerateError, Value};
+use crate::checksum::ManifestChecksum;
 use crate::material::Material;
 use crate::rules::{RuleSet, Wdl};
 use crate::table::{self, compress_blocks, Metric, TableSpec, TableWriter};
@@ -105,8 +106,23 @@ pub struct TableStats {
     pub losses: u64,
     /// Longest win in plies.
     pub longest_win: u32,
-    /// FNV-1a 64 over every state's (WDL byte, DTW as u16 little-endian), as hex.
+    /// The manifest checksum of the decoded values ([`ManifestChecksum`]), as hex.
     pub checksum: String,
+}
+
+/// The comment lines that open a manifest. The last names the checksum's
+/// definition: a manifest without it was written by an older version, with
+/// another checksum (see [`manifest_is_current`]).
+pub const MANIFEST_HEADER: &str = "# frisian-tb table manifest: one line per table, written by `frisian-tb generate`.\n\
+# rules material states wins draws losses longest_win checksum\n\
+# checksum: manifest checksum 2 (XXH64 of the XXH64 digests of 16,384-state chunks of 16-bit values; docs/FORMAT.md)\n";
+
+/// Whether manifest text `text` has checksums as this version computes
+/// them (version 1, FNV-1a over every state, is not compared: its lines
+/// would all differ).
+pub fn manifest_is_current(text: &str) -> bool {
+    let declaration = MANIFEST_HEADER.lines().last().expect("a header line");
+    text.lines().any(|l| l == declaration)
 }
 
 impl TableStats {
@@ -146,16 +162,15 @@ pub fn table_stats(
 ) -> Result<TableStats, GenerateError> {
     let (wdl_file, dtw_file) = super::solved::open_pair(dir, material, rules)?;
     let dtw_header = dtw_file.header().clone();
-    let (mut counts, mut sum) = (Counts::default(), table::Fnv::default());
+    let (mut counts, mut sum) = (Counts::default(), ManifestChecksum::default());
     wdl_file.for_each_group_with_dtw(
         &dtw_file,
         |w, d| Value::stored(w, d, &dtw_header).pack(),
         |values: &[u16]| {
             for &v in values {
-                let v = v.value();
-                counts.add(v);
-                sum.update_record(v.wdl as u8, v.dtw);
+                counts.add(v.value());
             }
+            sum.update(values);
         },
     )?;
     Ok(stats_with(
@@ -163,25 +178,39 @@ pub fn table_stats(
         rules,
         wdl_file.header().states,
         counts,
-        sum.0,
+        sum.finish(),
     ))
 }
 
-/// Statistics of packed values read on demand, and the largest DTW.
+/// Statistics of packed values read on demand, and the largest DTW: one
+/// parallel pass, a manifest chunk at a time.
 fn stats_from<T: Code>(
     material: Material,
     rules: RuleSet,
     states: u64,
     read: ValueSource<'_, T>,
 ) -> (TableStats, u16) {
-    let tally = counts_from(states, read);
-    let st = stats_with(
-        material,
-        rules,
-        states,
-        tally.counts,
-        manifest_checksum(states, read),
-    );
+    const CHUNK: u64 = ManifestChecksum::CHUNK as u64;
+    let parts: Vec<(Tally, u64)> = (0..states.div_ceil(CHUNK))
+        .into_par_iter()
+        .map_init(Vec::new, |records: &mut Vec<u16>, c| {
+            let start = c * CHUNK;
+            let mut tally = Tally::default();
+            records.clear();
+            for v in read(start, (states - start).min(CHUNK) as usize) {
+                let v = v.value();
+                tally.add(v);
+                records.push(v.pack());
+            }
+            (tally, ManifestChecksum::chunk_digest(records))
+        })
+        .collect();
+    let (mut tally, mut sum) = (Tally::default(), ManifestChecksum::default());
+    for (t, digest) in parts {
+        tally = tally.merge(t);
+        sum.add_digest(digest);
+    }
+    let st = stats_with(material, rules, states, tally.counts, sum.finish());
     (st, tally.max_dtw)
 }
 
@@ -205,28 +234,6 @@ fn counts_from<T: Code>(states: u64, read: ValueSource<'_, T>) -> Tally {
             tally
         })
         .reduce(Tally::default, Tally::merge)
-}
-
-/// The manifest checksum (FNV-1a 64 over each state's WDL byte and DTW as
-/// u16 little-endian, in index order): serial by its nature.
-fn manifest_checksum<T: Code>(states: u64, read: ValueSource<'_, T>) -> u64 {
-    let mut sum = table::Fnv::default();
-    for start in (0..states).step_by(STATS_CHUNK as usize) {
-        add_to_manifest_checksum(
-            &mut sum,
-            &read(start, (states - start).min(STATS_CHUNK) as usize),
-        );
-    }
-    sum.0
-}
-
-/// Add the next values to a manifest checksum.
-#[inline]
-fn add_to_manifest_checksum<T: Code>(sum: &mut table::Fnv, values: &[T]) {
-    for v in values {
-        let v = v.value();
-        sum.update_record(v.wdl as u8, v.dtw);
-    }
 }
 
 fn stats_with(
@@ -259,9 +266,9 @@ pub fn write_tables(
     write_tables_from(dir, material, rules, values.len() as u64, &read, None)
 }
 
-/// A piece of a table's values as the writer reads it, and its blocks of
-/// each file, encoded.
-type Piece<T> = (Vec<T>, Vec<Vec<u8>>, Vec<Vec<u8>>);
+/// A piece of a table's values as the writer reads it: the digests of its
+/// manifest chunks, and its blocks of each file, encoded.
+type Piece = (Vec<u64>, Vec<Vec<u8>>, Vec<Vec<u8>>);
 
 /// Blocks of the larger block size per batch of the writer: a batch is read,
 /// encoded and compressed in parallel, and checksummed in order.
@@ -271,11 +278,10 @@ const WRITE_BATCH_PIECES: u64 = 256;
 /// and compute its statistics; `tally` if its values were counted already.
 ///
 /// One pass over the values feeds both files and the manifest checksum: each
-/// piece of values is read once and encoded for both files; the checksums
-/// (serial by their nature) are computed in order on one thread while the
-/// others compress. (Three passes, one per file and one for the checksum,
-/// read the 2.9-billion-state tables of the largest pair three times and
-/// converted each value three times.)
+/// piece of values is read once, encoded for both files and hashed for the
+/// manifest, in parallel. (Three passes, one per file and one for the
+/// checksum, read the 2.9-billion-state tables of the largest pair three
+/// times and converted each value three times.)
 pub(super) fn write_tables_from<T: Code>(
     dir: &Path,
     material: Material,
@@ -304,14 +310,27 @@ pub(super) fn write_tables_from<T: Code>(
     // A piece is one block of the larger size and whole blocks of the other.
     let piece = dtw_block.max(wdl_block);
     assert_eq!(piece % dtw_block.min(wdl_block), 0, "block sizes");
+    assert_eq!(
+        piece % ManifestChecksum::CHUNK,
+        0,
+        "block and manifest chunk sizes"
+    );
     let pieces = states.div_ceil(piece as u64);
-    let mut sum = table::Fnv::default();
+    let mut sum = ManifestChecksum::default();
     for first in (0..pieces).step_by(WRITE_BATCH_PIECES as usize) {
-        let batch: Vec<Piece<T>> = (first..(first + WRITE_BATCH_PIECES).min(pieces))
+        let batch: Vec<Piece> = (first..(first + WRITE_BATCH_PIECES).min(pieces))
             .into_par_iter()
             .map_init(Vec::new, |buf: &mut Vec<u16>, p| {
                 let start = p * piece as u64;
                 let values = read(start, (states - start).min(piece as u64) as usize);
+                let digests = values
+                    .chunks(ManifestChecksum::CHUNK)
+                    .map(|c| {
+                        buf.clear();
+                        buf.extend(c.iter().map(|v| v.value().pack()));
+                        ManifestChecksum::chunk_digest(buf)
+                    })
+                    .collect();
                 let dtw = values
                     .chunks(dtw_block)
                     .map(|b| {
@@ -327,36 +346,26 @@ pub(super) fn write_tables_from<T: Code>(
                         wdl_file.encode(buf)
                     })
                     .collect();
-                (values, dtw, wdl)
+                (digests, dtw, wdl)
             })
             .collect();
-        let mut values = Vec::with_capacity(batch.len());
         let (mut dtw_raw, mut wdl_raw) = (Vec::new(), Vec::new());
-        for (v, d, w) in batch {
-            values.push(v);
+        for (digests, d, w) in batch {
+            digests.into_iter().for_each(|d| sum.add_digest(d));
             dtw_raw.extend(d);
             wdl_raw.extend(w);
         }
         let (dtw_level, wdl_level) = (dtw_file.level(), wdl_file.level());
-        let ((), (dtw_packed, wdl_packed)) = rayon::join(
-            || {
-                values
-                    .iter()
-                    .for_each(|v| add_to_manifest_checksum(&mut sum, v))
-            },
-            || {
-                rayon::join(
-                    || compress_blocks(dtw_level, &dtw_raw),
-                    || compress_blocks(wdl_level, &wdl_raw),
-                )
-            },
+        let (dtw_packed, wdl_packed) = rayon::join(
+            || compress_blocks(dtw_level, &dtw_raw),
+            || compress_blocks(wdl_level, &wdl_raw),
         );
         dtw_file.push(dtw_packed.map_err(|e| dtw_file.io_error(e))?);
         wdl_file.push(wdl_packed.map_err(|e| wdl_file.io_error(e))?);
     }
     dtw_file.finish()?;
     wdl_file.finish()?;
-    Ok(stats_with(material, rules, states, c, sum.0))
+    Ok(stats_with(material, rules, states, c, sum.finish()))
 }
 
 /// One DTW block's values as the DTW file gets them, in `out`: a drawn state
