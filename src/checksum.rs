@@ -275,7 +275,7 @@ mod tests {
     #[test]
     fn xxh64_u16_hashes_the_little_endian_bytes() {
         let values: Vec<u16> = (0..300u32)
-            .map(|i| (i * 2654435761u32 >> 7) as u16)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u16)
             .collect();
         for len in 0..values.len() {
             let v = &values[..len];

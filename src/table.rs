@@ -228,24 +228,6 @@ impl Fnv {
         }
         self.0 = h;
     }
-    /// Add one state's manifest record: its WDL value as a byte, then its
-    /// DTW as u16 little-endian; the same as `update(&[wdl, lo, hi])`. Where
-    /// the high byte is 0 (every DTW under 256) its step only multiplies, so
-    /// it merges with the step before into one multiplication by the prime
-    /// squared: two serial multiplications a state instead of three.
-    #[inline]
-    pub fn update_record(&mut self, wdl: u8, dtw: u16) {
-        const P: u64 = 0x0000_0100_0000_01b3;
-        const P2: u64 = P.wrapping_mul(P);
-        let [lo, hi] = dtw.to_le_bytes();
-        let h = (self.0 ^ wdl as u64).wrapping_mul(P) ^ lo as u64;
-        self.0 = if hi == 0 {
-            h.wrapping_mul(P2)
-        } else {
-            (h.wrapping_mul(P) ^ hi as u64).wrapping_mul(P)
-        };
-    }
-
     /// The checksum of `bytes`.
     pub fn of(bytes: &[u8]) -> u64 {
         let mut f = Fnv::default();
@@ -1177,23 +1159,5 @@ impl TableFile {
             });
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Fnv;
-
-    #[test]
-    fn a_record_checksums_like_its_three_bytes() {
-        let (mut fast, mut slow) = (Fnv::default(), Fnv::default());
-        for wdl in 0..3u8 {
-            for dtw in (0..2000u16).chain([u16::MAX - 1, u16::MAX]) {
-                fast.update_record(wdl, dtw);
-                let [lo, hi] = dtw.to_le_bytes();
-                slow.update(&[wdl, lo, hi]);
-                assert_eq!(fast.0, slow.0, "wdl {wdl} dtw {dtw}");
-            }
-        }
     }
 }

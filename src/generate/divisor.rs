@@ -43,7 +43,7 @@ impl Divisor {
     }
 
     /// The divisor itself.
-    #[inline]
+    #[cfg(test)]
     pub(super) fn get(self) -> u64 {
         self.d
     }

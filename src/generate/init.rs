@@ -7,6 +7,7 @@ use super::divisor::Divisor;
 #[cfg(test)]
 use super::leaving::is_internal;
 use super::leaving::{Leaving, Source, Target};
+use super::memory::prefetch;
 use super::pair::PairTable;
 use super::solved::Solved;
 use super::work::{Cell, Entry, Work, NO_WIN, WIN_BIT};
@@ -20,8 +21,8 @@ use crate::position::Position;
 use crate::retro::moved;
 use crate::rules::{KingCount, Wdl, THREE_MOVE_LIMIT};
 use rayon::prelude::*;
-use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU16, AtomicU64};
 
 /// The two passes of a batch's initialisation (see [`initialise`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -32,27 +33,67 @@ enum Pass {
     Others,
 }
 
-/// Which placements of a batch have a capture (one bit each), found by the
-/// first pass of the initialisation and read by the second.
-struct CapturePlacements(Vec<AtomicU64>);
+/// Which placements of a batch have a capture (one bit each), and the values
+/// of their states, found by the first pass of the initialisation and read
+/// by the second.
+///
+/// A capture placement's states differ only in their carried counters (see
+/// [`InitScratch::solve_capture_placement`]), so its values are kept once per
+/// carried combination (`stride` slots a placement, packed as
+/// [`Value::pack`]) rather than read from the states' cells: a king move into
+/// a capture placement reads a few bytes instead of a placement's cells
+/// (112 bytes in KKMvKM), and the values of a whole partner slice take an
+/// eighth of the memory its cells do, which the processor's caches hold better.
+struct CapturePlacements<'a> {
+    bits: Vec<AtomicU64>,
+    values: &'a [AtomicU16],
+    stride: u64,
+}
 
-impl CapturePlacements {
-    pub(super) fn new(placements: u64) -> CapturePlacements {
-        CapturePlacements(
-            (0..placements.div_ceil(64))
+impl<'a> CapturePlacements<'a> {
+    /// For `placements` placements of up to `stride` carried combinations;
+    /// `values` has room for `placements * stride` (holding anything).
+    fn new(placements: u64, stride: u64, values: &'a [AtomicU16]) -> CapturePlacements<'a> {
+        assert!(values.len() as u64 >= placements * stride, "capture values");
+        CapturePlacements {
+            bits: (0..placements.div_ceil(64))
                 .map(|_| AtomicU64::new(0))
                 .collect(),
-        )
+            values,
+            stride,
+        }
+    }
+
+    /// Placement `p` has a capture, and these values (one per carried combination).
+    #[inline]
+    fn set(&self, p: u64, values: &[Value]) {
+        debug_assert!(values.len() as u64 <= self.stride);
+        self.bits[(p / 64) as usize].fetch_or(1 << (p % 64), Relaxed);
+        let at = (p * self.stride) as usize;
+        for (slot, v) in self.values[at..at + values.len()].iter().zip(values) {
+            slot.store(v.pack(), Relaxed);
+        }
     }
 
     #[inline]
-    pub(super) fn set(&self, p: u64) {
-        self.0[(p / 64) as usize].fetch_or(1 << (p % 64), Relaxed);
+    fn get(&self, p: u64) -> bool {
+        self.bits[(p / 64) as usize].load(Relaxed) >> (p % 64) & 1 != 0
     }
 
+    /// The value of capture placement `p`'s states with carried combination `c`.
     #[inline]
-    pub(super) fn get(&self, p: u64) -> bool {
-        self.0[(p / 64) as usize].load(Relaxed) >> (p % 64) & 1 != 0
+    fn value(&self, p: u64, c: u64) -> Value {
+        debug_assert!(self.get(p) && c < self.stride);
+        Value::unpack(self.values[(p * self.stride + c) as usize].load(Relaxed))
+            .expect("capture placements are solved in the first pass")
+    }
+
+    /// Ask for the values of capture placement `p`.
+    #[inline]
+    fn prefetch(&self, p: u64) {
+        if let Some(v) = self.values.get((p * self.stride) as usize) {
+            prefetch(v);
+        }
     }
 }
 
@@ -62,8 +103,9 @@ impl CapturePlacements {
 struct Known {
     king: Square,
     to: Square,
-    /// The batch position where the successor placement starts.
-    start: u64,
+    /// The successor placement's number in the batch (its first state's
+    /// batch position divided by the counter combinations a placement).
+    placement: u64,
     /// The code, in the successor's index, of the mover's three-move state
     /// after the move at count 1 (0 where the rule does not apply).
     code1: u64,
@@ -208,7 +250,6 @@ impl InitScratch {
         partner_start: u64,
         captures: &CapturePlacements,
         per: Divisor,
-        work: &Work,
     ) {
         let pos = &self.pos;
         let (white, black) = (pos.kings(Side::White), pos.kings(Side::Black));
@@ -220,13 +261,12 @@ impl InitScratch {
                 for_each_free_diagonal_square(king, empty, |to| {
                     let kings = white.without(king).with(to);
                     let start = partner_start + ix.flipped_kings_offset(men, kings, black);
-                    if captures.get(per.div(start)) {
-                        // The successor's states are read for each state of
-                        // this placement: ask for their cells now (they lie
-                        // anywhere in the partner slice, tens of megabytes).
-                        for g in (start..start + per.get()).step_by(8) {
-                            work.prefetch(g as usize);
-                        }
+                    let placement = per.div(start);
+                    if captures.get(placement) {
+                        // The successor's values are read for the states of
+                        // this placement: ask for them now (they lie anywhere
+                        // in the partner slice).
+                        captures.prefetch(placement);
                         let count1 = Some(KingCount {
                             square: to,
                             count: 1,
@@ -235,7 +275,7 @@ impl InitScratch {
                         self.known.push(Known {
                             king,
                             to,
-                            start,
+                            placement,
                             code1,
                         });
                         known += 1;
@@ -309,14 +349,33 @@ impl InitScratch {
     }
 }
 
+/// The slots of capture values [`initialise`] needs for `layout` (see
+/// [`CapturePlacements`]).
+pub(super) fn capture_slots(layout: &Layout) -> usize {
+    let stride = capture_stride(layout);
+    (layout.total / layout.per * stride) as usize
+}
+
+/// Carried combinations a placement, the most of the batch's tables.
+fn capture_stride(layout: &Layout) -> u64 {
+    layout
+        .tables
+        .iter()
+        .map(|t| t.index.carried_counters())
+        .max()
+        .unwrap_or(1)
+}
+
 /// Step 1 of a batch: initialise every state of `layout` in `work` (and the
 /// relay nodes in `relays`), reading moves that leave the batch from
-/// `solved` and the pair's work files. Returns each run's buckets: the
-/// states finalised with a distance that propagation starts from.
+/// `solved` and the pair's work files; `capture_values` is room for
+/// [`capture_slots`] values (holding anything). Returns each run's buckets:
+/// the states finalised with a distance that propagation starts from.
 pub(super) fn initialise(
     layout: &Layout,
     work: &Work,
     relays: &Work,
+    capture_values: &[AtomicU16],
     solved: &Solved,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Vec<Buckets> {
@@ -338,7 +397,7 @@ pub(super) fn initialise(
     // 16,384 states a chunk make a quarter of the allocations of 4,096 (with
     // the same in propagation, 0.7-1.1% less time, BENCHMARKS.md 2026-12-06).
     const CHUNK: u64 = 1 << 14;
-    let captures = CapturePlacements::new(total / per);
+    let captures = CapturePlacements::new(total / per, capture_stride(layout), capture_values);
     // Handing whole segments to the buckets keeps this serial step short (it
     // used to push every entry: 4.3% of the KKMvKM pair's samples, about 49 s
     // with the other core idle).
@@ -387,10 +446,10 @@ pub(super) fn initialise(
                                 Pass::Captures => {
                                     let capture = scratch.locate(ix, t, placement).has_capture();
                                     if capture {
-                                        captures.set(per_div.div(g));
                                         scratch.prepare(ix, true);
                                         scratch.summarise_leaving(ix, next, solved);
                                         scratch.solve_capture_placement(ix, next, solved);
+                                        captures.set(per_div.div(g), &scratch.capture_values);
                                     }
                                     !capture
                                 }
@@ -409,7 +468,6 @@ pub(super) fn initialise(
                                             partner_start,
                                             &captures,
                                             per_div,
-                                            work,
                                         );
                                         scratch.summarise_leaving(ix, next, solved);
                                         debug_assert!(scratch.known.iter().all(|k| {
@@ -421,7 +479,7 @@ pub(super) fn initialise(
                                                 true,
                                             );
                                             child.turn = Side::Black;
-                                            layout.global(k.start)
+                                            layout.global(k.placement * per)
                                                 == (
                                                     layout.other_table(t),
                                                     next.index.placement_base(&child.flip()),
@@ -497,6 +555,7 @@ pub(super) fn initialise(
                             carried,
                             fresh[t].is_some(),
                             &tables[layout.other_table(t)],
+                            &captures,
                             solved,
                             scratch,
                             &mut out,
@@ -546,6 +605,7 @@ fn init_state(
     carried: u64,
     has_relays: bool,
     next: &PairTable,
+    captures: &CapturePlacements,
     solved: &Solved,
     scratch: &mut InitScratch,
     out: &mut Vec<(u16, Entry)>,
@@ -581,18 +641,6 @@ fn init_state(
     let mut known = 0;
     if !scratch.known.is_empty() {
         let ix = &next.index;
-        // The successor has Black to move, whose three-move state is unchanged.
-        let t_stm = ix.three_move_code(
-            Side::Black,
-            true,
-            pos.kings(Side::Black),
-            pos.three_move(Side::Black),
-        );
-        let read = |child: u64| {
-            w.get(child as usize)
-                .value()
-                .expect("capture placements are solved in the first pass")
-        };
         // The successor of a king's move depends only on the carried
         // counters (the opponent's three-move state and the draw counter) and
         // the count the move gives the king: summarised once for each.
@@ -616,7 +664,7 @@ fn init_state(
                 None => {
                     let mut l = Leaving::NONE;
                     for k in &scratch.known[moves] {
-                        l.add(read(k.start + known_counters(ix, pos, k, t_stm, plain)));
+                        l.add(captures.value(k.placement, known_carried(ix, pos, k, plain)));
                     }
                     scratch.known_sums[slot] = Some(l);
                     l
@@ -681,29 +729,43 @@ fn init_state(
     }
 }
 
-/// The counter offset, in `ix` (the successor's index), of the state that
-/// the known king move `k` leads to from `pos` (White to move), given the
-/// code `t_stm` of Black's three-move state there; `plain` if `ix` has no
-/// draw counter. The successor's three-move state for White is the moved
-/// king's, counting on if it was the tracked one.
+/// The carried combination, in `ix` (the successor's index), of the state
+/// that the known king move `k` leads to from `pos` (White to move): its
+/// counter offset but for Black's own three-move state, on which a capture
+/// placement's value does not depend; `plain` if `ix` has no draw counter.
+/// White's three-move state there is the moved king's, counting on if it
+/// was the tracked one.
 #[inline]
-fn known_counters(ix: &MaterialIndex, pos: &Position, k: &Known, t_stm: u64, plain: bool) -> u64 {
-    let off = if plain {
+fn known_carried(ix: &MaterialIndex, pos: &Position, k: &Known, plain: bool) -> u64 {
+    let c = if plain {
         let count = match pos.three_move(Side::White) {
             Some(kc) if kc.square == k.king => kc.count as u64 + 1,
             _ => 1,
         };
         let t_opp = if k.code1 == 0 { 0 } else { k.code1 + count - 1 };
-        ix.counters_offset_of(t_stm, t_opp, 0)
+        ix.counters_offset_of(0, t_opp, 0)
     } else {
         // A draw counter (two or three kings only): let `play` count it.
         ix.counters_offset(&pos.play(&Move::quiet(k.king, k.to, true, false)))
+            % ix.carried_counters()
     };
     debug_assert_eq!(
-        off,
+        c,
         ix.counters_offset(&pos.play(&Move::quiet(k.king, k.to, true, false)))
+            % ix.carried_counters()
     );
-    off
+    c
+}
+
+/// The whole counter offset of that state, given the code `t_stm` of
+/// Black's three-move state there (its state in `pos`, unchanged).
+#[cfg(test)]
+fn known_counters(ix: &MaterialIndex, pos: &Position, k: &Known, t_stm: u64, plain: bool) -> u64 {
+    if plain {
+        t_stm * ix.carried_counters() + known_carried(ix, pos, k, plain)
+    } else {
+        ix.counters_offset(&pos.play(&Move::quiet(k.king, k.to, true, false)))
+    }
 }
 
 /// The summary of the moves of `pos` that leave the batch, read from
@@ -775,7 +837,7 @@ mod tests {
                             let k = Known {
                                 king,
                                 to,
-                                start: 0,
+                                placement: 0,
                                 code1: next.three_move_code(Side::Black, false, kings, count1),
                             };
                             let child = pos.play(&Move::quiet(king, to, true, false));
@@ -788,6 +850,11 @@ mod tests {
                             assert_eq!(
                                 base + known_counters(&next, &pos, &k, t_stm, plain),
                                 next.index(&child),
+                                "{name} {rules:?} state {idx}: {king}-{to}"
+                            );
+                            assert_eq!(
+                                known_carried(&next, &pos, &k, plain),
+                                (next.index(&child) - base) % next.carried_counters(),
                                 "{name} {rules:?} state {idx}: {king}-{to}"
                             );
                             checked += 1;

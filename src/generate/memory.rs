@@ -4,7 +4,7 @@
 use super::GenerateError;
 use memmap2::{MmapMut, UncheckedAdvice};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// Ask the processor to bring the cache line of `r` into the cache, without
 /// waiting for it.
@@ -130,6 +130,12 @@ impl Word for AtomicU32 {
         self.store(0, Relaxed)
     }
 }
+impl Word for AtomicU16 {
+    #[inline]
+    fn clear(&self) {
+        self.store(0, Relaxed)
+    }
+}
 
 /// A zeroed array of atomic words in anonymous memory advised to use huge
 /// pages. The propagation touches cells all over a batch (hundreds of
@@ -188,6 +194,8 @@ pub(super) struct Spare {
     pub(super) relays: Option<AtomicWords<AtomicU32>>,
     /// All zero whenever it is put back (see [`put_in_state_order`](super::buckets::put_in_state_order)).
     pub(super) order: Option<AtomicWords>,
+    /// The values of the capture placements (see `initialise`).
+    pub(super) captures: Option<AtomicWords<AtomicU16>>,
 }
 
 impl<W: Word> std::ops::Deref for AtomicWords<W> {

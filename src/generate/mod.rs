@@ -279,9 +279,9 @@ pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(60);
 
 /// Bytes of working memory per state of a batch: the per-state atomic cell
 /// (4 bytes), about one and a half bucket entries (8 bytes each), the relay
-/// nodes (at most 3/10 of a cell per state) and the bitset that orders the
-/// buckets (2 bits).
-pub const BYTES_PER_BATCH_STATE: u64 = 18;
+/// nodes (at most 3/10 of a cell per state), the bitset that orders the
+/// buckets (2 bits) and the values of capture placements (at most 2 bytes).
+pub const BYTES_PER_BATCH_STATE: u64 = 20;
 
 /// Estimated peak memory for solving the pair of `m`: one batch of slices, the
 /// decoded sub-tables (a byte per state, see [`Solved`]; two for a table with

@@ -3,13 +3,13 @@
 
 use super::batch::{batches, Batch, Layout, BATCH_STATES};
 use super::buckets::StateOrder;
-use super::init::initialise;
-use super::memory::{prefetch, trim_pool, Spare};
+use super::init::{capture_slots, initialise};
+use super::memory::{prefetch, trim_pool, AtomicWords, Spare};
 use super::propagate::propagate;
 use super::solved::Solved;
 use super::work::{Cell, Work};
-use super::write::{write_tables_from, TableStats, Tally};
-use super::{GenerateError, Progress, Value};
+use super::write::{write_tables_from, ByteCounts, TableStats, Tally};
+use super::{GenerateError, Progress};
 use crate::index::MaterialIndex;
 use crate::material::Material;
 use crate::rules::RuleSet;
@@ -84,7 +84,8 @@ fn solve_batch(
     // like a move that leaves the batch. Capture states thus never go through
     // propagation (in the KKMvKK pair they were 83% of the states it
     // finalised, and the cause of 80% of its predecessor updates).
-    let run_buckets = initialise(&layout, &work, &relays, solved, progress);
+    let captures = AtomicWords::reuse(spare.captures.take(), capture_slots(&layout), false)?;
+    let run_buckets = initialise(&layout, &work, &relays, &captures, solved, progress);
     // 2. Propagate, bucket by bucket, along king moves inside each run.
     let order = StateOrder::new(layout.total, spare.order.take())?;
     propagate(&layout, &work, &relays, run_buckets, &order);
@@ -104,19 +105,20 @@ fn solve_batch(
         cells: Some(work.into_cells()),
         relays: Some(relays.into_cells()),
         order: Some(order.bits),
+        captures: Some(captures),
     };
     Ok(tallies)
 }
 
-/// A solved value and its code in the work file: an unsolved cell is a draw.
-/// (Cells hold values as the work files do; [`Work`] has checked that they fit.)
+/// A solved cell's code in the work file ([`Value::to_byte`]): an unsolved
+/// cell is a draw. (Cells hold values as the work files do; [`Work`] has
+/// checked that they fit.)
 #[inline]
-fn finished(c: &AtomicU32) -> (Value, u8) {
-    let b = match Cell(c.load(Relaxed)).value_byte() {
+fn finished(c: &AtomicU32) -> u8 {
+    match Cell(c.load(Relaxed)).value_byte() {
         0 => DRAW_BYTE,
         b => b,
-    };
-    (Value::from_byte(b).expect("a solved byte"), b)
+    }
 }
 
 /// Slices of at least this many states are written in pieces of it, in
@@ -162,13 +164,13 @@ fn write_batch(
                 .par_chunks(WRITE_CHUNK)
                 .enumerate()
                 .map(|(k, src)| {
-                    let mut tally = Tally::default();
                     let mut bytes = vec![0u8; src.len()];
                     for (c, o) in src.iter().zip(bytes.iter_mut()) {
-                        let (v, b) = finished(c);
-                        tally.add(v);
-                        *o = b;
+                        *o = finished(c);
                     }
+                    let mut counts = ByteCounts::default();
+                    counts.add(&bytes);
+                    let tally = counts.tally();
                     table
                         .file
                         .write_all_at(&bytes, start + (k * WRITE_CHUNK) as u64)
@@ -211,16 +213,19 @@ fn write_batch(
             // batches (solved or not yet), which no one writes meanwhile:
             // they are written back as they are.
             let mut bytes = table.store[r.start as usize..r.end as usize].to_vec();
-            let mut tally = Tally::default();
+            let mut counts = ByteCounts::default();
             for &i in &order[ks.clone()] {
                 let at = (bytes_of(i).start - r.start) as usize;
                 let out = &mut bytes[at..at + len];
-                for (c, o) in work.cells[i * len..(i + 1) * len].iter().zip(out) {
-                    let (v, b) = finished(c);
-                    tally.add(v);
-                    *o = b;
+                for (c, o) in work.cells[i * len..(i + 1) * len]
+                    .iter()
+                    .zip(out.iter_mut())
+                {
+                    *o = finished(c);
                 }
+                counts.add(out);
             }
+            let tally = counts.tally();
             table
                 .file
                 .write_all_at(&bytes, r.start)
@@ -400,6 +405,7 @@ pub fn solve_pair(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::generate::Value;
     use crate::rules::Wdl;
 
     /// A cell goes into the work file as its value's byte, an open cell as
@@ -413,8 +419,8 @@ mod tests {
             wdl: Wdl::Draw,
             dtw: 0,
         };
-        let (v, b) = finished(&AtomicU32::new(Cell::OPEN.0));
-        assert_eq!((v, Value::from_byte(b)), (draw, Some(draw)));
+        let b = finished(&AtomicU32::new(Cell::OPEN.0));
+        assert_eq!(Value::from_byte(b), Some(draw));
         // What the writer gets where the work file could not be read.
         assert_eq!(Value::from_byte(NOT_READ), Some(draw));
         for v in [
@@ -436,8 +442,8 @@ mod tests {
                 dtw: 252,
             },
         ] {
-            let (got, b) = finished(&cell(v));
-            assert_eq!((got, Value::from_byte(b)), (v, Some(v)));
+            let b = finished(&cell(v));
+            assert_eq!(Value::from_byte(b), Some(v));
         }
         assert_eq!(work.too_long(), None);
         let long = Value {

@@ -46,7 +46,7 @@ impl Cell {
     pub(super) const OPEN: Cell = Cell(0xFF << 16);
 
     /// The final value, if the state is solved.
-    #[inline]
+    #[cfg(test)]
     pub(super) fn value(self) -> Option<Value> {
         Value::from_byte(self.0 as u8)
     }
@@ -183,11 +183,6 @@ impl Work {
         if let Some(cell) = self.cells.get(g) {
             prefetch(cell);
         }
-    }
-
-    #[inline]
-    pub(super) fn get(&self, g: usize) -> Cell {
-        Cell(self.cells[g].load(Relaxed))
     }
 
     #[inline]

@@ -18,12 +18,18 @@ type ValueSource<'a, T> = &'a (dyn Fn(u64, usize) -> Vec<T> + Sync);
 pub(super) trait Code: Copy + Send + Sync + 'static {
     /// The value; every state of a table being written is solved.
     fn value(self) -> Value;
+    /// The value packed ([`Value::pack`]); 0 for a state not solved.
+    fn pack(self) -> u16;
 }
 
 impl Code for u8 {
     #[inline]
     fn value(self) -> Value {
         Value::from_byte(self).expect("solved")
+    }
+    #[inline]
+    fn pack(self) -> u16 {
+        PACKED_BYTES[self as usize]
     }
 }
 
@@ -32,6 +38,37 @@ impl Code for u16 {
     fn value(self) -> Value {
         Value::unpack(self).expect("solved")
     }
+    #[inline]
+    fn pack(self) -> u16 {
+        self
+    }
+}
+
+/// [`Value::pack`] of each work-file byte ([`Value::from_byte`]), 0 for 0
+/// (test `packed_bytes_are_the_packed_values_of_the_bytes`).
+static PACKED_BYTES: [u16; 256] = {
+    const fn pack(wdl: Wdl, dtw: u16) -> u16 {
+        Value { wdl, dtw }.pack()
+    }
+    let mut t = [0u16; 256];
+    t[1] = pack(Wdl::Draw, 0);
+    let mut b = 2;
+    while b < 256 {
+        t[b] = if b <= 128 {
+            pack(Wdl::Win, 2 * b as u16 - 3)
+        } else {
+            pack(Wdl::Loss, 2 * (b as u16 - 129))
+        };
+        b += 1;
+    }
+    t
+};
+
+/// The WDL code (0 loss, 1 draw, 2 win) of a packed value.
+#[inline]
+fn packed_wdl(p: u16) -> u16 {
+    debug_assert!(p >> 14 != 0, "a state not solved");
+    (p >> 14).wrapping_sub(1)
 }
 
 /// Win, draw and loss counts and the longest win of a run of values.
@@ -81,11 +118,68 @@ impl Tally {
         self.max_dtw = self.max_dtw.max(v.dtw);
     }
 
+    /// Count `n` states of value `v`.
+    pub(super) fn add_many(&mut self, v: Value, n: u64) {
+        let c = &mut self.counts;
+        match v.wdl {
+            Wdl::Win => {
+                c.wins += n;
+                c.longest_win = c.longest_win.max(v.dtw as u32);
+            }
+            Wdl::Draw => c.draws += n,
+            Wdl::Loss => c.losses += n,
+        }
+        self.max_dtw = self.max_dtw.max(v.dtw);
+    }
+
     pub(super) fn merge(self, o: Tally) -> Tally {
         Tally {
             counts: self.counts.merge(o.counts),
             max_dtw: self.max_dtw.max(o.max_dtw),
         }
+    }
+}
+
+/// How many states have each work-file byte ([`Value::to_byte`]), turned
+/// into a [`Tally`] at the end: counting a byte does not decode it. Four
+/// tables, used in turn, so that a run of equal bytes does not wait on its
+/// own increments.
+pub(super) struct ByteCounts([[u64; 256]; 4]);
+
+impl Default for ByteCounts {
+    fn default() -> Self {
+        ByteCounts([[0; 256]; 4])
+    }
+}
+
+impl ByteCounts {
+    /// Count `bytes` (each a solved value's byte).
+    #[inline]
+    pub(super) fn add(&mut self, bytes: &[u8]) {
+        let [a, b, c, d] = &mut self.0;
+        let mut quads = bytes.chunks_exact(4);
+        for q in &mut quads {
+            a[q[0] as usize] += 1;
+            b[q[1] as usize] += 1;
+            c[q[2] as usize] += 1;
+            d[q[3] as usize] += 1;
+        }
+        for &x in quads.remainder() {
+            a[x as usize] += 1;
+        }
+    }
+
+    /// The tally of the bytes counted.
+    pub(super) fn tally(&self) -> Tally {
+        let mut tally = Tally::default();
+        for byte in 0..256 {
+            let n: u64 = self.0.iter().map(|t| t[byte]).sum();
+            if n > 0 {
+                let v = Value::from_byte(byte as u8).expect("solved");
+                tally.add_many(v, n);
+            }
+        }
+        tally
     }
 }
 
@@ -320,30 +414,35 @@ pub(super) fn write_tables_from<T: Code>(
     for first in (0..pieces).step_by(WRITE_BATCH_PIECES as usize) {
         let batch: Vec<Piece> = (first..(first + WRITE_BATCH_PIECES).min(pieces))
             .into_par_iter()
-            .map_init(Vec::new, |buf: &mut Vec<u16>, p| {
+            .map_init(Default::default, |bufs: &mut (Vec<u16>, Vec<u16>), p| {
                 let start = p * piece as u64;
-                let values = read(start, (states - start).min(piece as u64) as usize);
-                let digests = values
+                // Each value converted once, to its packed form, which the
+                // manifest hashes and the two files' encodings take apart
+                // with a shift or a mask.
+                let (packed, out) = bufs;
+                packed.clear();
+                packed.extend(
+                    read(start, (states - start).min(piece as u64) as usize)
+                        .iter()
+                        .map(|v| v.pack()),
+                );
+                let digests = packed
                     .chunks(ManifestChecksum::CHUNK)
-                    .map(|c| {
-                        buf.clear();
-                        buf.extend(c.iter().map(|v| v.value().pack()));
-                        ManifestChecksum::chunk_digest(buf)
-                    })
+                    .map(ManifestChecksum::chunk_digest)
                     .collect();
-                let dtw = values
+                let dtw = packed
                     .chunks(dtw_block)
                     .map(|b| {
-                        dtw_of_block(b, buf);
-                        dtw_file.encode(buf)
+                        dtw_of_block(b, out);
+                        dtw_file.encode(out)
                     })
                     .collect();
-                let wdl = values
+                let wdl = packed
                     .chunks(wdl_block)
                     .map(|b| {
-                        buf.clear();
-                        buf.extend(b.iter().map(|v| v.value().wdl as u16));
-                        wdl_file.encode(buf)
+                        out.clear();
+                        out.extend(b.iter().map(|&p| packed_wdl(p)));
+                        wdl_file.encode(out)
                     })
                     .collect();
                 (digests, dtw, wdl)
@@ -368,24 +467,85 @@ pub(super) fn write_tables_from<T: Code>(
     Ok(stats_with(material, rules, states, c, sum.finish()))
 }
 
-/// One DTW block's values as the DTW file gets them, in `out`: a drawn state
-/// repeats the DTW before it in the block (a draw at the start takes the
-/// block's first DTW of a decided state), so that draws do not break the
-/// runs zstd compresses.
-fn dtw_of_block<T: Code>(block: &[T], out: &mut Vec<u16>) {
+/// One DTW block's values (packed, [`Value::pack`]) as the DTW file gets
+/// them, in `out`: a drawn state repeats the DTW before it in the block (a
+/// draw at the start takes the block's first DTW of a decided state), so
+/// that draws do not break the runs zstd compresses.
+fn dtw_of_block(block: &[u16], out: &mut Vec<u16>) {
+    const DRAW: u16 = 2;
     out.clear();
     let mut last = block
         .iter()
-        .map(|v| v.value())
-        .find(|v| v.wdl != Wdl::Draw)
-        .map_or(0, |v| v.dtw);
-    out.extend(block.iter().map(|v| {
-        let value = v.value();
-        if value.wdl != Wdl::Draw {
+        .find(|&&p| p >> 14 != DRAW)
+        .map_or(0, |&p| p & 0x3fff);
+    out.extend(block.iter().map(|&p| {
+        debug_assert!(p >> 14 != 0, "a state not solved");
+        if p >> 14 != DRAW {
             // What makes the halved DTW files possible (`Header::dtw_halved`).
-            debug_assert_eq!(value.dtw % 2 == 1, value.wdl == Wdl::Win, "DTW parity");
-            last = value.dtw;
+            debug_assert_eq!(p & 1 == 1, p >> 14 == 3, "DTW parity");
+            last = p & 0x3fff;
         }
         last
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counting bytes gives the tally of counting their values one by one.
+    #[test]
+    fn byte_counts_tally_like_the_values() {
+        let bytes: Vec<u8> = (0..10_007u32).map(|i| 1 + (i * 37 % 255) as u8).collect();
+        let mut one_by_one = Tally::default();
+        for &b in &bytes {
+            one_by_one.add(Value::from_byte(b).unwrap());
+        }
+        let mut counts = ByteCounts::default();
+        counts.add(&bytes[..5]);
+        counts.add(&bytes[5..]);
+        let t = counts.tally();
+        let c = (t.counts, one_by_one.counts);
+        assert_eq!(
+            (c.0.wins, c.0.draws, c.0.losses, c.0.longest_win, t.max_dtw),
+            (
+                c.1.wins,
+                c.1.draws,
+                c.1.losses,
+                c.1.longest_win,
+                one_by_one.max_dtw
+            )
+        );
+        assert!(c.0.wins > 0 && c.0.draws > 0 && c.0.losses > 0);
+    }
+
+    #[test]
+    fn packed_bytes_are_the_packed_values_of_the_bytes() {
+        for b in 0..=255u8 {
+            assert_eq!(
+                b.pack(),
+                Value::from_byte(b).map_or(0, Value::pack),
+                "byte {b}"
+            );
+        }
+    }
+
+    /// A draw repeats the DTW before it (the block's first decided DTW at
+    /// its start); decided states keep theirs.
+    #[test]
+    fn drawn_states_repeat_the_dtw_before_them() {
+        let v = |wdl, dtw| Value { wdl, dtw }.pack();
+        let block = [
+            v(Wdl::Draw, 0),
+            v(Wdl::Win, 7),
+            v(Wdl::Draw, 0),
+            v(Wdl::Loss, 4),
+            v(Wdl::Draw, 0),
+        ];
+        let mut out = Vec::new();
+        dtw_of_block(&block, &mut out);
+        assert_eq!(out, [7, 7, 7, 4, 4]);
+        dtw_of_block(&[v(Wdl::Draw, 0); 3], &mut out);
+        assert_eq!(out, [0, 0, 0]);
+    }
 }
