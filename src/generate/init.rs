@@ -459,7 +459,7 @@ pub(super) fn initialise(
                                         scratch.locate(ix, t, placement);
                                         scratch.prepare(ix, false);
                                         // King moves into capture placements
-                                        // first: their cells are asked for
+                                        // first: their values are asked for
                                         // while the leaving moves' values are
                                         // read (both wait on memory).
                                         let partner_start = partner[len_div.div(g) as usize] * len;
