@@ -157,27 +157,34 @@ impl Value {
 /// [`Value::from_byte`] of every byte (1 KiB: stays in the cache).
 static BYTE_VALUES: [Option<Value>; 256] = {
     let mut t = [None; 256];
-    t[1] = Some(Value {
-        wdl: Wdl::Draw,
-        dtw: 0,
-    });
-    let mut b = 2;
+    let mut b = 0;
     while b < 256 {
-        t[b] = Some(if b <= 128 {
-            Value {
-                wdl: Wdl::Win,
-                dtw: 2 * b as u16 - 3,
-            }
-        } else {
-            Value {
-                wdl: Wdl::Loss,
-                dtw: 2 * (b as u16 - 129),
-            }
-        });
+        t[b] = byte_value(b as u8);
         b += 1;
     }
     t
 };
+
+/// The value coded by byte `b` ([`Value::to_byte`]), computed: the one place
+/// that decodes the byte coding, for the lookup tables built from it.
+pub(crate) const fn byte_value(b: u8) -> Option<Value> {
+    let b = b as u16;
+    match b {
+        0 => None,
+        1 => Some(Value {
+            wdl: Wdl::Draw,
+            dtw: 0,
+        }),
+        2..=128 => Some(Value {
+            wdl: Wdl::Win,
+            dtw: 2 * b - 3,
+        }),
+        _ => Some(Value {
+            wdl: Wdl::Loss,
+            dtw: 2 * (b - 129),
+        }),
+    }
+}
 
 /// Why generation failed.
 #[derive(Debug, thiserror::Error)]

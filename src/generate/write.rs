@@ -47,18 +47,12 @@ impl Code for u16 {
 /// [`Value::pack`] of each work-file byte ([`Value::from_byte`]), 0 for 0
 /// (test `packed_bytes_are_the_packed_values_of_the_bytes`).
 static PACKED_BYTES: [u16; 256] = {
-    const fn pack(wdl: Wdl, dtw: u16) -> u16 {
-        Value { wdl, dtw }.pack()
-    }
     let mut t = [0u16; 256];
-    t[1] = pack(Wdl::Draw, 0);
-    let mut b = 2;
+    let mut b = 0;
     while b < 256 {
-        t[b] = if b <= 128 {
-            pack(Wdl::Win, 2 * b as u16 - 3)
-        } else {
-            pack(Wdl::Loss, 2 * (b as u16 - 129))
-        };
+        if let Some(v) = super::byte_value(b as u8) {
+            t[b] = v.pack();
+        }
         b += 1;
     }
     t
