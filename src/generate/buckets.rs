@@ -38,9 +38,9 @@ pub(super) type Buckets = Vec<Vec<Vec<Entry>>>;
 
 /// Group `out` (distances and entries, in runs that never decrease, as
 /// `run_of` tells them) into segments, one per run and distance.
-pub(super) fn segments(out: Vec<(u16, Entry)>, run_of: impl Fn(Entry) -> usize) -> Vec<Segment> {
+pub(super) fn segments(out: &[(u16, Entry)], run_of: impl Fn(Entry) -> usize) -> Vec<Segment> {
     let mut segs = Vec::new();
-    let mut rest = &out[..];
+    let mut rest = out;
     while let Some(&(_, first)) = rest.first() {
         let run = run_of(first);
         let n = rest

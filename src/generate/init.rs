@@ -152,6 +152,9 @@ struct InitScratch {
     men: [MenCache; 2],
     /// The three-move states of the prepared placement's counter combinations.
     counters: PlacementCounters,
+    /// The states a chunk finalised, with their distances (emptied by each
+    /// chunk, kept for its memory).
+    out: Vec<(u16, Entry)>,
 }
 
 impl InitScratch {
@@ -173,6 +176,7 @@ impl InitScratch {
             next_cache: PlacementCache::new(),
             men: [MenCache::default(); 2],
             counters: PlacementCounters::default(),
+            out: Vec::new(),
         }
     }
 
@@ -412,7 +416,8 @@ pub(super) fn initialise(
             .map_init(
                 || InitScratch::new(&tables[0].index),
                 |scratch, c| {
-                    let mut out = Vec::new();
+                    let mut out = std::mem::take(&mut scratch.out);
+                    out.clear();
                     // The states of one placement (they differ only in counters) are
                     // consecutive, in one part of the batch: find the table and index
                     // of the first, then step through its counter combinations.
@@ -562,7 +567,9 @@ pub(super) fn initialise(
                         );
                     }
                     progress(done);
-                    segments(out, |e| layout.run_of(e))
+                    let segs = segments(&out, |e| layout.run_of(e));
+                    scratch.out = out;
+                    segs
                 },
             )
             .collect();

@@ -3,7 +3,7 @@
 
 use super::batch::Layout;
 use super::buckets::{add_segment, put_in_state_order, segments, Buckets, Segment, StateOrder};
-use super::work::{Work, NO_WIN, PREFETCH_AHEAD, WIN_BIT};
+use super::work::{Entry, Work, NO_WIN, PREFETCH_AHEAD, WIN_BIT};
 use super::Value;
 use crate::bitboard::Bitboard;
 use crate::geometry::Square;
@@ -70,6 +70,39 @@ impl<'a> PredecessorCounters<'a> {
     }
 }
 
+/// Per rayon job of a propagation step: the vectors each chunk fills and
+/// empties again, so that a chunk allocates only the segments it hands over,
+/// which lets chunks be small (see [`chunk_len`]).
+#[derive(Default)]
+struct Scratch {
+    /// States finalised by the chunk's visits, with their distances.
+    out: Vec<(u16, Entry)>,
+    /// The king retro-moves into the current placement, and the batch
+    /// position where each one's predecessor placement starts (found on
+    /// first use): they depend on the pieces only, not on the counters, so
+    /// the entries of one placement share them.
+    retro_moves: Vec<(Square, Square, u64)>,
+    /// The chunk's entries that this step finalised.
+    finalised: Vec<Entry>,
+    /// Predecessors to update: batch position, with WIN_BIT if the finalised
+    /// state was a win.
+    visits: Vec<u64>,
+    /// The same for relay nodes: node, with WIN_BIT.
+    relay_visits: Vec<u64>,
+    /// Each table's men of the last placement unranked.
+    men: [MenCache; 2],
+}
+
+/// Entries per chunk of a propagation step over `n` entries. A step ends when
+/// its last chunk does, with the other threads idle meanwhile; chunks of
+/// 16,384 entries left a core idle for 14-27% of the KKMvKK pair's
+/// propagation (the late steps hold a few chunks each). So a step is cut into
+/// about a hundred chunks, within bounds that keep the per-chunk overhead
+/// small (BENCHMARKS.md, 2026-12-06, twenty-first session).
+fn chunk_len(n: usize) -> usize {
+    (n / 128).clamp(1024, 16384)
+}
+
 /// Step 2 of a batch: propagate, bucket by bucket, along king moves inside
 /// each run of `layout`, from the buckets that [`initialise`] filled. `order`
 /// is all zero and stays so.
@@ -124,25 +157,29 @@ fn propagate_run(
         let entries = put_in_state_order(std::mem::take(&mut buckets[d]), order, run.clone());
         let found: Vec<Vec<Segment>> = entries
             .par_iter()
-            // Chunks as large as the initialisation's (see `CHUNK` there).
-            .flat_map(|s| s.par_chunks(16384))
-            .map(|chunk| {
-                let mut out = Vec::new();
+            .flat_map(|s| s.par_chunks(chunk_len(s.len())))
+            // One scratch per rayon job, not per chunk (see [`Scratch`]).
+            .map_init(Scratch::default, |scratch, chunk| {
+                let Scratch {
+                    out,
+                    retro_moves,
+                    finalised,
+                    visits,
+                    relay_visits,
+                    men,
+                } = scratch;
+                out.clear();
+                finalised.clear();
+                visits.clear();
+                relay_visits.clear();
                 let mut last: Option<(usize, u64, Position)> = None;
-                // The king retro-moves into the current placement, and the batch
-                // position where each one's predecessor placement starts (found
-                // on first use): they depend on the pieces only, not on the
-                // counters, so the entries of one placement share them.
-                let mut retro_moves: Vec<(Square, Square, u64)> = Vec::new();
                 let mut retro_built = false;
-                let mut men = [MenCache::default(); 2];
                 let mut counters = PlacementCounters::default();
                 // The cells touched here lie anywhere in the run (up to hundreds
                 // of megabytes), so each access would wait for memory: first the
                 // entries are finalised, then their predecessors are collected,
                 // then updated, each pass prefetching the cells a few steps
                 // ahead so that the memory accesses overlap.
-                let mut finalised = Vec::with_capacity(chunk.len());
                 for (k, &e) in chunk.iter().enumerate() {
                     if let Some(&ahead) = chunk.get(k + PREFETCH_AHEAD) {
                         work.prefetch((ahead & !WIN_BIT) as usize);
@@ -164,12 +201,7 @@ fn propagate_run(
                         finalised.push(e);
                     }
                 }
-                // Predecessors to update: batch position, with WIN_BIT if the
-                // finalised state was a win.
-                let mut visits: Vec<u64> = Vec::with_capacity(4 * finalised.len());
-                // The same for relay nodes: node, with WIN_BIT.
-                let mut relay_visits: Vec<u64> = Vec::new();
-                for &e in &finalised {
+                for &e in finalised.iter() {
                     let win_bit = e & WIN_BIT;
                     let (t, idx) = layout.global(e & !WIN_BIT);
                     let ot = layout.other_table(t);
