@@ -7,7 +7,7 @@ use super::divisor::Divisor;
 #[cfg(test)]
 use super::leaving::is_internal;
 use super::leaving::{Leaving, Source, Target};
-use super::memory::prefetch;
+use super::memory::{prefetch, PerThread};
 use super::pair::PairTable;
 use super::solved::Solved;
 use super::work::{Cell, Entry, Work, NO_WIN, WIN_BIT};
@@ -407,15 +407,19 @@ pub(super) fn initialise(
     // with the other core idle).
     let mut run_buckets: Vec<Buckets> = vec![Vec::new(); runs.len()];
     for pass in [Pass::Captures, Pass::Others] {
-        let items: Vec<Vec<Segment>> = (0..total.div_ceil(CHUNK))
+        // One scratch per thread, not per chunk: a new one allocates and
+        // clears its two placement caches (80 KB), which took 1.6% of a
+        // five-piece run (BENCHMARKS.md, 2026-12-05). Its caches are keyed
+        // by what they hold, so they stay valid from chunk to chunk.
+        let scratches = PerThread::new(|| InitScratch::new(&tables[0].index));
+        let items: Vec<Vec<Segment>> = (0..total.div_ceil(CHUNK) as usize)
             .into_par_iter()
-            // One scratch per rayon job, not per chunk: a new one allocates and
-            // clears its two placement caches (80 KB), which took 1.6% of a
-            // five-piece run (BENCHMARKS.md, 2026-12-05). Its caches are keyed
-            // by what they hold, so they stay valid from chunk to chunk.
-            .map_init(
-                || InitScratch::new(&tables[0].index),
-                |scratch, c| {
+            // A job a chunk: chunks of capture placements take a fraction of
+            // the time of others (see [`PerThread`]).
+            .with_max_len(1)
+            .map(|c| {
+                let c = c as u64;
+                scratches.with(|scratch| {
                     let mut out = std::mem::take(&mut scratch.out);
                     out.clear();
                     // The states of one placement (they differ only in counters) are
@@ -570,8 +574,8 @@ pub(super) fn initialise(
                     let segs = segments(&out, |e| layout.run_of(e));
                     scratch.out = out;
                     segs
-                },
-            )
+                })
+            })
             .collect();
         for v in items {
             for s in v {

@@ -20,6 +20,43 @@ pub(super) fn prefetch<T>(r: &T) {
     let _ = r;
 }
 
+/// Scratch space kept per rayon thread, for parallel loops cut into jobs of
+/// one item each.
+///
+/// Why: rayon hands a thread a range of items to do one after the other and
+/// splits it further only when another thread steals from it; a range already
+/// being worked through is not split. With items of uneven cost (chunks of
+/// capture placements, which are quick, next to others), one thread was often
+/// left with a long range while the other waited at the end of the loop.
+/// Jobs of one item each (`with_max_len(1)`) end that, but `map_init` would
+/// then build its scratch for every item; this keeps one per thread instead.
+pub(super) struct PerThread<T, F: Fn() -> T> {
+    slots: Vec<std::sync::Mutex<T>>,
+    make: F,
+}
+
+impl<T, F: Fn() -> T> PerThread<T, F> {
+    /// A scratch made by `make` for each thread of the current rayon pool.
+    pub(super) fn new(make: F) -> Self {
+        let slots = (0..rayon::current_num_threads())
+            .map(|_| std::sync::Mutex::new(make()))
+            .collect();
+        PerThread { slots, make }
+    }
+
+    /// Run `f` with this thread's scratch. A thread that finds its scratch in
+    /// use (a job run while it waits inside another, which the loops here do
+    /// not do) or that is no thread of the pool gets a new one.
+    #[inline]
+    pub(super) fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        let slot = rayon::current_thread_index().and_then(|i| self.slots.get(i));
+        match slot.map(|s| s.try_lock()) {
+            Some(Ok(mut scratch)) => f(&mut scratch),
+            _ => f(&mut (self.make)()),
+        }
+    }
+}
+
 /// Anonymous memory of at least `bytes` bytes, advised to use huge pages,
 /// for the arrays the generator reads at random (working cells, decoded
 /// tables); zeroed if `zeroed`, else holding whatever it last held. Dropped,

@@ -3,6 +3,7 @@
 
 use super::batch::Layout;
 use super::buckets::{add_segment, put_in_state_order, segments, Buckets, Segment, StateOrder};
+use super::memory::PerThread;
 use super::work::{Entry, Work, NO_WIN, PREFETCH_AHEAD, WIN_BIT};
 use super::Value;
 use crate::bitboard::Bitboard;
@@ -70,7 +71,7 @@ impl<'a> PredecessorCounters<'a> {
     }
 }
 
-/// Per rayon job of a propagation step: the vectors each chunk fills and
+/// Per thread of a propagation step: the vectors each chunk fills and
 /// empties again, so that a chunk allocates only the segments it hands over,
 /// which lets chunks be small (see [`chunk_len`]).
 #[derive(Default)]
@@ -149,6 +150,8 @@ fn propagate_run(
         per_part_div,
         ..
     } = *layout;
+    // One scratch per thread (see [`PerThread`]), whichever runs it works on.
+    let scratches = PerThread::new(Scratch::default);
     let mut d = 0;
     while d < buckets.len() {
         // In state order, the counter states of one placement come together
@@ -157,206 +160,217 @@ fn propagate_run(
         let entries = put_in_state_order(std::mem::take(&mut buckets[d]), order, run.clone());
         let found: Vec<Vec<Segment>> = entries
             .par_iter()
-            .flat_map(|s| s.par_chunks(chunk_len(s.len())))
-            // One scratch per rayon job, not per chunk (see [`Scratch`]).
-            .map_init(Scratch::default, |scratch, chunk| {
-                let Scratch {
-                    out,
-                    retro_moves,
-                    finalised,
-                    visits,
-                    relay_visits,
-                    men,
-                } = scratch;
-                out.clear();
-                finalised.clear();
-                visits.clear();
-                relay_visits.clear();
-                let mut last: Option<(usize, u64, Position)> = None;
-                let mut retro_built = false;
-                let mut counters = PlacementCounters::default();
-                // The cells touched here lie anywhere in the run (up to hundreds
-                // of megabytes), so each access would wait for memory: first the
-                // entries are finalised, then their predecessors are collected,
-                // then updated, each pass prefetching the cells a few steps
-                // ahead so that the memory accesses overlap.
-                for (k, &e) in chunk.iter().enumerate() {
-                    if let Some(&ahead) = chunk.get(k + PREFETCH_AHEAD) {
-                        work.prefetch((ahead & !WIN_BIT) as usize);
-                    }
-                    let win = e & WIN_BIT != 0;
-                    let g = (e & !WIN_BIT) as usize;
-                    let value = Value {
-                        wdl: if win { Wdl::Win } else { Wdl::Loss },
-                        dtw: d as u16,
-                    };
-                    let (_, done) = work.update(g, |c| {
-                        if c.is_final() || (win && c.best_win() != d as u16) {
-                            None // already final, or a shorter win was found since
-                        } else {
-                            Some(work.with_value(c, value))
+            .with_max_len(1)
+            .flat_map(|s| s.par_chunks(chunk_len(s.len())).with_max_len(1))
+            .map(|chunk| {
+                scratches.with(|scratch| {
+                    let Scratch {
+                        out,
+                        retro_moves,
+                        finalised,
+                        visits,
+                        relay_visits,
+                        men,
+                    } = scratch;
+                    out.clear();
+                    finalised.clear();
+                    visits.clear();
+                    relay_visits.clear();
+                    let mut last: Option<(usize, u64, Position)> = None;
+                    let mut retro_built = false;
+                    let mut counters = PlacementCounters::default();
+                    // The cells touched here lie anywhere in the run (up to hundreds
+                    // of megabytes), so each access would wait for memory: first the
+                    // entries are finalised, then their predecessors are collected,
+                    // then updated, each pass prefetching the cells a few steps
+                    // ahead so that the memory accesses overlap.
+                    for (k, &e) in chunk.iter().enumerate() {
+                        if let Some(&ahead) = chunk.get(k + PREFETCH_AHEAD) {
+                            work.prefetch((ahead & !WIN_BIT) as usize);
                         }
-                    });
-                    if done {
-                        finalised.push(e);
-                    }
-                }
-                for &e in finalised.iter() {
-                    let win_bit = e & WIN_BIT;
-                    let (t, idx) = layout.global(e & !WIN_BIT);
-                    let ot = layout.other_table(t);
-                    // Entries of one placement (other counters) often follow each
-                    // other: unrank the placement once for them.
-                    // Both tables have `per` counter combinations a placement.
-                    let (p, c) = per_div.div_rem(idx);
-                    if last.map(|(lt, lp, _)| (lt, lp)) != Some((t, p)) {
-                        let placement = tables[t].index.placement_position_cached(p, &mut men[t]);
-                        tables[t]
-                            .index
-                            .placement_counters(&placement, &mut counters);
-                        retro_built = false;
-                        last = Some((t, p, placement));
-                    }
-                    let mut pos = last.unwrap().2;
-                    tables[t].index.set_counters_of(&counters, &mut pos, c);
-                    let Some(undoing) = Undoing::new(&pos) else {
-                        continue; // no ordinary move leads here
-                    };
-                    if !undoing.king_may_have_moved() {
-                        // The three-move state says the last move was no
-                        // king move (a quarter of the entries of KKMvKM).
-                        continue;
-                    }
-                    if !retro_built {
-                        retro_moves.clear();
-                        for_each_king_retro_move(&pos, |from, to| {
-                            retro_moves.push((from, to, UNRANKED))
+                        let win = e & WIN_BIT != 0;
+                        let g = (e & !WIN_BIT) as usize;
+                        let value = Value {
+                            wdl: if win { Wdl::Win } else { Wdl::Loss },
+                            dtw: d as u16,
+                        };
+                        let (_, done) = work.update(g, |c| {
+                            if c.is_final() || (win && c.best_win() != d as u16) {
+                                None // already final, or a shorter win was found since
+                            } else {
+                                Some(work.with_value(c, value))
+                            }
                         });
-                        retro_built = true;
+                        if done {
+                            finalised.push(e);
+                        }
                     }
-                    // The predecessors by one king move share a placement and
-                    // differ only in the mover's three-move state: rank the
-                    // placement once per move (neighbouring entries share
-                    // them too, hence the cache), and add the counter codes.
-                    // Predecessors have the other side to move; only the
-                    // placement is ranked in its White-to-move form, the
-                    // counters are coded relative to the side to move.
-                    let ix = &tables[ot].index;
-                    let preds = PredecessorCounters::new(ix, &undoing, &pos);
-                    // Positions are in their White-to-move form, so the
-                    // predecessors have Black to move and are indexed flipped.
-                    let mover = undoing.mover();
-                    debug_assert_eq!(mover, Side::Black);
-                    let men_all = pos.men(Side::White) | pos.men(Side::Black);
-                    let partner_start = partner[len_div.div(e & !WIN_BIT) as usize] * len;
-                    // Where the predecessors have relay nodes, a move of the
-                    // king now tracked at count 1 was a fresh move of it: its
-                    // predecessor is that king's relay node.
-                    let relay = match (fresh[ot], pos.three_move(mover)) {
-                        (Some(f), Some(kc)) if kc.count == 1 => Some(f),
-                        _ => None,
-                    };
-                    for (from, to, start) in retro_moves.iter_mut() {
-                        let (from, to) = (*from, *to);
-                        if !undoing.king_may_have_moved_to(to) {
+                    for &e in finalised.iter() {
+                        let win_bit = e & WIN_BIT;
+                        let (t, idx) = layout.global(e & !WIN_BIT);
+                        let ot = layout.other_table(t);
+                        // Entries of one placement (other counters) often follow each
+                        // other: unrank the placement once for them.
+                        // Both tables have `per` counter combinations a placement.
+                        let (p, c) = per_div.div_rem(idx);
+                        if last.map(|(lt, lp, _)| (lt, lp)) != Some((t, p)) {
+                            let placement =
+                                tables[t].index.placement_position_cached(p, &mut men[t]);
+                            tables[t]
+                                .index
+                                .placement_counters(&placement, &mut counters);
+                            retro_built = false;
+                            last = Some((t, p, placement));
+                        }
+                        let mut pos = last.unwrap().2;
+                        tables[t].index.set_counters_of(&counters, &mut pos, c);
+                        let Some(undoing) = Undoing::new(&pos) else {
+                            continue; // no ordinary move leads here
+                        };
+                        if !undoing.king_may_have_moved() {
+                            // The three-move state says the last move was no
+                            // king move (a quarter of the entries of KKMvKM).
                             continue;
                         }
-                        let kings = pos.kings(mover).without(to).with(from);
-                        if *start == UNRANKED {
-                            // The predecessor has the same men: it lies in
-                            // the partner slice, and only its kings need ranking.
-                            *start = partner_start
-                                + ix.flipped_kings_offset(men_all, pos.kings(Side::White), kings);
-                            debug_assert_eq!(
-                                layout.global(*start),
-                                (
-                                    ot,
-                                    ix.placement_base(&moved(&pos, mover, from, to, true).flip())
-                                )
-                            );
-                        }
-                        let start = *start;
-                        if let Some(f) = relay {
-                            let tracked = Some(KingCount {
-                                square: from,
-                                count: 1,
+                        if !retro_built {
+                            retro_moves.clear();
+                            for_each_king_retro_move(&pos, |from, to| {
+                                retro_moves.push((from, to, UNRANKED))
                             });
-                            let king = (ix.three_move_code(mover, true, kings, tracked) - 1) / 3;
-                            let node = f.node(start, preds.carried(), king, len_div, per_part);
-                            relay_visits.push(win_bit | node);
-                            continue;
+                            retro_built = true;
                         }
-                        preds.for_each(kings, from, to, |offset| {
-                            visits.push(win_bit | (start + offset))
-                        });
+                        // The predecessors by one king move share a placement and
+                        // differ only in the mover's three-move state: rank the
+                        // placement once per move (neighbouring entries share
+                        // them too, hence the cache), and add the counter codes.
+                        // Predecessors have the other side to move; only the
+                        // placement is ranked in its White-to-move form, the
+                        // counters are coded relative to the side to move.
+                        let ix = &tables[ot].index;
+                        let preds = PredecessorCounters::new(ix, &undoing, &pos);
+                        // Positions are in their White-to-move form, so the
+                        // predecessors have Black to move and are indexed flipped.
+                        let mover = undoing.mover();
+                        debug_assert_eq!(mover, Side::Black);
+                        let men_all = pos.men(Side::White) | pos.men(Side::Black);
+                        let partner_start = partner[len_div.div(e & !WIN_BIT) as usize] * len;
+                        // Where the predecessors have relay nodes, a move of the
+                        // king now tracked at count 1 was a fresh move of it: its
+                        // predecessor is that king's relay node.
+                        let relay = match (fresh[ot], pos.three_move(mover)) {
+                            (Some(f), Some(kc)) if kc.count == 1 => Some(f),
+                            _ => None,
+                        };
+                        for (from, to, start) in retro_moves.iter_mut() {
+                            let (from, to) = (*from, *to);
+                            if !undoing.king_may_have_moved_to(to) {
+                                continue;
+                            }
+                            let kings = pos.kings(mover).without(to).with(from);
+                            if *start == UNRANKED {
+                                // The predecessor has the same men: it lies in
+                                // the partner slice, and only its kings need ranking.
+                                *start = partner_start
+                                    + ix.flipped_kings_offset(
+                                        men_all,
+                                        pos.kings(Side::White),
+                                        kings,
+                                    );
+                                debug_assert_eq!(
+                                    layout.global(*start),
+                                    (
+                                        ot,
+                                        ix.placement_base(
+                                            &moved(&pos, mover, from, to, true).flip()
+                                        )
+                                    )
+                                );
+                            }
+                            let start = *start;
+                            if let Some(f) = relay {
+                                let tracked = Some(KingCount {
+                                    square: from,
+                                    count: 1,
+                                });
+                                let king =
+                                    (ix.three_move_code(mover, true, kings, tracked) - 1) / 3;
+                                let node = f.node(start, preds.carried(), king, len_div, per_part);
+                                relay_visits.push(win_bit | node);
+                                continue;
+                            }
+                            preds.for_each(kings, from, to, |offset| {
+                                visits.push(win_bit | (start + offset))
+                            });
+                        }
                     }
-                }
-                // Relay nodes that this pass resolves pass their result on to
-                // their states, as visits of the same kind (they add no ply).
-                for (k, &v) in relay_visits.iter().enumerate() {
-                    if let Some(&ahead) = relay_visits.get(k + PREFETCH_AHEAD) {
-                        relays.prefetch((ahead & !WIN_BIT) as usize);
-                    }
-                    let node = v & !WIN_BIT;
-                    let resolved = if v & WIN_BIT != 0 {
-                        // One more successor won by the opponent: the node is
-                        // lost once none is left.
-                        let (c, done) = relays.update(node as usize, |c| {
-                            (c.best_win() == NO_WIN).then(|| c.with_remaining(c.remaining() - 1))
-                        });
-                        done && c.remaining() == 1
-                    } else {
-                        // A successor lost: the node is won (first time only).
-                        relays
-                            .update(node as usize, |c| {
+                    // Relay nodes that this pass resolves pass their result on to
+                    // their states, as visits of the same kind (they add no ply).
+                    for (k, &v) in relay_visits.iter().enumerate() {
+                        if let Some(&ahead) = relay_visits.get(k + PREFETCH_AHEAD) {
+                            relays.prefetch((ahead & !WIN_BIT) as usize);
+                        }
+                        let node = v & !WIN_BIT;
+                        let resolved = if v & WIN_BIT != 0 {
+                            // One more successor won by the opponent: the node is
+                            // lost once none is left.
+                            let (c, done) = relays.update(node as usize, |c| {
                                 (c.best_win() == NO_WIN)
-                                    .then(|| relays.with_best_win(c, d as u16 + 1))
-                            })
-                            .1
-                    };
-                    if resolved {
-                        let f = layout
-                            .relays_of_part(per_part_div.div(node))
-                            .expect("relay nodes only in parts of tables that have them");
-                        f.for_each_parent(node, len, per_part_div, |j| {
-                            visits.push((v & WIN_BIT) | j)
-                        });
-                    }
-                }
-                for (k, &v) in visits.iter().enumerate() {
-                    if let Some(&ahead) = visits.get(k + PREFETCH_AHEAD) {
-                        work.prefetch((ahead & !WIN_BIT) as usize);
-                    }
-                    let j = (v & !WIN_BIT) as usize;
-                    if v & WIN_BIT != 0 {
-                        // One fewer reply that does not lose; the last one
-                        // refuted makes the state lost (unless it can win).
-                        let (c, done) = work.update(j, |c| {
-                            (!c.is_final()).then(|| {
-                                work.with_longest_reply(
-                                    c.with_remaining(c.remaining() - 1),
-                                    c.longest_reply().max(d as u16),
-                                )
-                            })
-                        });
-                        if done && c.remaining() == 1 && c.best_win() == NO_WIN {
-                            let dtw = 1 + c.longest_reply().max(d as u16);
-                            out.push((dtw, j as u64));
-                        }
-                    } else {
-                        let dtw = d as u16 + 1;
-                        let (_, shorter) = work.update(j, |c| {
-                            (!c.is_final() && c.best_win() > dtw)
-                                .then(|| work.with_best_win(c, dtw))
-                        });
-                        if shorter {
-                            out.push((dtw, WIN_BIT | j as u64));
+                                    .then(|| c.with_remaining(c.remaining() - 1))
+                            });
+                            done && c.remaining() == 1
+                        } else {
+                            // A successor lost: the node is won (first time only).
+                            relays
+                                .update(node as usize, |c| {
+                                    (c.best_win() == NO_WIN)
+                                        .then(|| relays.with_best_win(c, d as u16 + 1))
+                                })
+                                .1
+                        };
+                        if resolved {
+                            let f = layout
+                                .relays_of_part(per_part_div.div(node))
+                                .expect("relay nodes only in parts of tables that have them");
+                            f.for_each_parent(node, len, per_part_div, |j| {
+                                visits.push((v & WIN_BIT) | j)
+                            });
                         }
                     }
-                }
-                segments(out, |e| {
-                    debug_assert!(run.contains(&(e & !WIN_BIT)));
-                    0
+                    for (k, &v) in visits.iter().enumerate() {
+                        if let Some(&ahead) = visits.get(k + PREFETCH_AHEAD) {
+                            work.prefetch((ahead & !WIN_BIT) as usize);
+                        }
+                        let j = (v & !WIN_BIT) as usize;
+                        if v & WIN_BIT != 0 {
+                            // One fewer reply that does not lose; the last one
+                            // refuted makes the state lost (unless it can win).
+                            let (c, done) = work.update(j, |c| {
+                                (!c.is_final()).then(|| {
+                                    work.with_longest_reply(
+                                        c.with_remaining(c.remaining() - 1),
+                                        c.longest_reply().max(d as u16),
+                                    )
+                                })
+                            });
+                            if done && c.remaining() == 1 && c.best_win() == NO_WIN {
+                                let dtw = 1 + c.longest_reply().max(d as u16);
+                                out.push((dtw, j as u64));
+                            }
+                        } else {
+                            let dtw = d as u16 + 1;
+                            let (_, shorter) = work.update(j, |c| {
+                                (!c.is_final() && c.best_win() > dtw)
+                                    .then(|| work.with_best_win(c, dtw))
+                            });
+                            if shorter {
+                                out.push((dtw, WIN_BIT | j as u64));
+                            }
+                        }
+                    }
+                    segments(out, |e| {
+                        debug_assert!(run.contains(&(e & !WIN_BIT)));
+                        0
+                    })
                 })
             })
             .collect();

@@ -456,8 +456,11 @@ pub(super) fn write_tables_from<T: Code>(
         dtw_file.push(dtw_packed.map_err(|e| dtw_file.io_error(e))?);
         wdl_file.push(wdl_packed.map_err(|e| wdl_file.io_error(e))?);
     }
-    dtw_file.finish()?;
-    wdl_file.finish()?;
+    // Each file's finish is serial (its body checksum, its write and its
+    // sync): the two side by side.
+    let (dtw, wdl) = rayon::join(|| dtw_file.finish(), || wdl_file.finish());
+    dtw?;
+    wdl?;
     Ok(stats_with(material, rules, states, c, sum.finish()))
 }
 
