@@ -32,7 +32,7 @@
 
 use crate::bitboard::Bitboard;
 use crate::geometry::Square;
-use crate::material::Material;
+use crate::material::{Material, MAX_PIECES};
 use crate::piece::Side;
 use crate::position::Position;
 use crate::rules::{KingCount, RuleSet, SevenMove, SEVEN_MOVE_LIMIT};
@@ -274,6 +274,7 @@ impl MaterialIndex {
             _ => (Special::None, 1),
         };
         let (t_stm, t_opp) = (t(a, wk), t(b, bk));
+        assert!(t_stm.max(t_opp) as usize <= THREE_MOVE_CODES, "{material}: too many kings");
         let size = offsets[6] * t_stm * t_opp * s_size;
         let codes = (0..t_stm * t_opp * s_size)
             .map(|c| {
@@ -604,9 +605,22 @@ impl MaterialIndex {
             (&mut out.white, self.t_stm, Side::White),
             (&mut out.black, self.t_opp, Side::Black),
         ] {
-            let kings = pos.kings(side).to_plain();
-            states.clear();
-            states.extend((0..t as u8).map(|code| three_move_state(code, kings)));
+            // Code 0 is none, then each king in square order with counts 1-3
+            // (as [`three_move_state`] decodes them), written king by king:
+            // once per placement the generator visits.
+            let mut kings = pos.kings(side).to_plain();
+            states[0] = None;
+            let mut code = 1;
+            while code < t as usize {
+                let square = Square::from_index(kings.trailing_zeros() as usize);
+                kings &= kings - 1;
+                for count in 1..=3 {
+                    states[code] = Some(KingCount { square, count });
+                    code += 1;
+                }
+            }
+            debug_assert!((0..t as u8).all(|c| states[c as usize]
+                == three_move_state(c, pos.kings(side).to_plain())));
         }
     }
 
@@ -668,9 +682,15 @@ fn three_move_state(t: u8, kings: u64) -> Option<KingCount> {
 /// [`MaterialIndex::set_counters_of`] looks up for the placement's states.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PlacementCounters {
-    white: Vec<Option<KingCount>>,
-    black: Vec<Option<KingCount>>,
+    white: [Option<KingCount>; THREE_MOVE_CODES],
+    black: [Option<KingCount>; THREE_MOVE_CODES],
 }
+
+/// The most three-move codes a side can have: none, or one of its kings
+/// (fewer than [`MAX_PIECES`], since it has men too) with a count of 1-3.
+/// Arrays of this length, not vectors: filling vectors was 2.4% of the
+/// KKMvKK pair's samples (BENCHMARKS.md, 2026-12-06, twenty-first session).
+const THREE_MOVE_CODES: usize = 1 + 3 * (MAX_PIECES as usize - 2);
 
 /// The men of the last slice unranked by
 /// [`MaterialIndex::placement_position_cached`].
