@@ -274,7 +274,10 @@ impl MaterialIndex {
             _ => (Special::None, 1),
         };
         let (t_stm, t_opp) = (t(a, wk), t(b, bk));
-        assert!(t_stm.max(t_opp) as usize <= THREE_MOVE_CODES, "{material}: too many kings");
+        assert!(
+            t_stm.max(t_opp) as usize <= THREE_MOVE_CODES,
+            "{material}: too many kings"
+        );
         let size = offsets[6] * t_stm * t_opp * s_size;
         let codes = (0..t_stm * t_opp * s_size)
             .map(|c| {
@@ -619,8 +622,8 @@ impl MaterialIndex {
                     code += 1;
                 }
             }
-            debug_assert!((0..t as u8).all(|c| states[c as usize]
-                == three_move_state(c, pos.kings(side).to_plain())));
+            debug_assert!((0..t as u8)
+                .all(|c| states[c as usize] == three_move_state(c, pos.kings(side).to_plain())));
         }
     }
 
