@@ -398,8 +398,9 @@ pub(super) fn initialise(
     } = *layout;
     // The capture placements first, then the others (see [`Pass`]). Each
     // chunk hands over a vector per distance it found (see `segments`):
-    // 16,384 states a chunk make a quarter of the allocations of 4,096 (with
-    // the same in propagation, 0.7-1.1% less time, BENCHMARKS.md 2026-12-06).
+    // 16,384 states a chunk make a quarter of the allocations of 4,096
+    // (0.7-1.1% less time, BENCHMARKS.md 2026-12-06; propagation has since
+    // cut its steps by their size, see `chunk_len` there).
     const CHUNK: u64 = 1 << 14;
     let captures = CapturePlacements::new(total / per, capture_stride(layout), capture_values);
     // Handing whole segments to the buckets keeps this serial step short (it
