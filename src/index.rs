@@ -70,6 +70,47 @@ const WHITE_BACK: u64 = 0x1F << 45; // 46-50
 const WHITE_MIDDLE: u64 = ((1 << 45) - 1) & !0x1F; // 6-45
 const BLACK_ALLOWED: u64 = (1 << 45) - 1; // 1-45
 
+/// The plain mask (bit i = square index i) of the colour flip of `set`.
+#[inline]
+pub(crate) fn flipped_plain(set: Bitboard) -> u64 {
+    set.flip().to_plain()
+}
+
+/// The bit of square `sq`'s colour flip in a plain mask: the flip turns the
+/// board, so square index i becomes 49 - i.
+#[inline]
+pub(crate) fn flipped_bit(sq: Square) -> u64 {
+    1 << (49 - sq.index())
+}
+
+/// The placements, within their slice, of the colour flips of Black-to-move
+/// positions with given men and Black kings, by White's kings
+/// ([`MaterialIndex::flipped_kings`]).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct FlippedKings {
+    /// Where the flip's opponent kings (White's) may stand: the free squares
+    /// but Black's kings, flipped, as a plain mask.
+    opp_avail: u64,
+    /// The part of the placement that Black's kings give.
+    base: u64,
+}
+
+impl FlippedKings {
+    /// White's kings but one, flipped, as [`FlippedKings::placement`] takes them.
+    #[inline]
+    pub(crate) fn others(white_kings: Bitboard) -> u64 {
+        flipped_plain(white_kings)
+    }
+
+    /// The placement (a number of placements, not of states, from the start
+    /// of the slice) when White's kings are `others` ([`FlippedKings::others`])
+    /// and one more on `to`.
+    #[inline]
+    pub(crate) fn placement(&self, others: u64, to: Square) -> u64 {
+        self.base + rank(others | flipped_bit(to), self.opp_avail)
+    }
+}
+
 /// Rank of a set of squares, each given by its position among `avail` (combinatorial number system).
 #[inline]
 fn rank(set: u64, avail: u64) -> u64 {
@@ -411,12 +452,40 @@ impl MaterialIndex {
         white_kings: Bitboard,
         black_kings: Bitboard,
     ) -> u64 {
-        let free = ALL & !men.flip().to_plain();
-        self.kings_offset(
-            black_kings.flip().to_plain(),
-            white_kings.flip().to_plain(),
-            free,
+        self.flipped_kings_offset_plain(
+            flipped_plain(men),
+            flipped_plain(white_kings),
+            flipped_plain(black_kings),
         )
+    }
+
+    /// [`MaterialIndex::flipped_kings_offset`] from the sets already flipped
+    /// ([`flipped_plain`]), so that a caller ranking many king moves of one
+    /// placement flips the pieces that stay once.
+    #[inline]
+    pub(crate) fn flipped_kings_offset_plain(
+        &self,
+        men: u64,
+        white_kings: u64,
+        black_kings: u64,
+    ) -> u64 {
+        self.kings_offset(black_kings, white_kings, ALL & !men)
+    }
+
+    /// [`MaterialIndex::flipped_kings_offset`] for the positions that White
+    /// king moves lead to from one placement, its parts that no such move
+    /// changes (the men and Black's kings) ranked once: the generator asks
+    /// for every ordinary king move of every placement it initialises.
+    #[inline]
+    pub(crate) fn flipped_kings(&self, men: Bitboard, black_kings: Bitboard) -> FlippedKings {
+        let m = self.material;
+        let free = ALL & !flipped_plain(men);
+        let stm = flipped_plain(black_kings);
+        let free_n = 50 - m.stm_men as u32 - m.opp_men as u32;
+        FlippedKings {
+            opp_avail: free & !stm,
+            base: rank(stm, free) * binom(free_n - m.stm_kings as u32, m.opp_kings as u32),
+        }
     }
 
     /// The counter part of a position's index. For Black to move it is that
@@ -906,6 +975,67 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// The shortcuts for many king moves of one placement (the fixed pieces
+    /// flipped and ranked once) give the same places as ranking each
+    /// successor whole: White's king moves ([`FlippedKings`], the
+    /// generator's initialisation) and Black's ([`MaterialIndex::flipped_kings_offset_plain`],
+    /// its propagation).
+    #[test]
+    fn kings_ranked_once_for_many_moves_match_whole_ranking() {
+        use crate::movegen::for_each_free_diagonal_square;
+        for name in ["KKMvKM", "KMvKK", "KKKvKK", "KKvKKM", "KvKKK"] {
+            let m: Material = name.parse().unwrap();
+            let ix = MaterialIndex::new(m, RuleSet::Official);
+            let flip_ix = MaterialIndex::new(m.flip(), RuleSet::Official);
+            let cpp = flip_ix.counters_per_placement();
+            let mut p = 0u64;
+            let mut moves = 0;
+            for _ in 0..5_000 {
+                p = p
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let pos = ix.placement_position(p % ix.placements());
+                let men = pos.men(Side::White) | pos.men(Side::Black);
+                let (white, black) = (pos.kings(Side::White), pos.kings(Side::Black));
+                let empty = !pos.occupied();
+                let fixed = flip_ix.flipped_kings(men, black);
+                for king in white.squares() {
+                    let others = FlippedKings::others(white.without(king));
+                    for_each_free_diagonal_square(king, empty, |to| {
+                        let kings = white.without(king).with(to);
+                        assert_eq!(
+                            fixed.placement(others, to) * cpp,
+                            flip_ix.flipped_kings_offset(men, kings, black),
+                            "{name}"
+                        );
+                        moves += 1;
+                    });
+                }
+                let (men_f, white_f, black_f) = (
+                    flipped_plain(men),
+                    flipped_plain(white),
+                    flipped_plain(black),
+                );
+                for king in black.squares() {
+                    for_each_free_diagonal_square(king, empty, |to| {
+                        let kings = black.without(king).with(to);
+                        assert_eq!(
+                            flip_ix.flipped_kings_offset_plain(
+                                men_f,
+                                white_f,
+                                black_f & !flipped_bit(king) | flipped_bit(to)
+                            ),
+                            flip_ix.flipped_kings_offset(men, white, kings),
+                            "{name}"
+                        );
+                        moves += 1;
+                    });
+                }
+            }
+            assert!(moves > 10_000, "{name}: {moves} moves");
         }
     }
 

@@ -13,7 +13,7 @@ use super::solved::Solved;
 use super::work::{Cell, Entry, Work, NO_WIN, WIN_BIT};
 use super::Value;
 use crate::geometry::Square;
-use crate::index::{MaterialIndex, MenCache, PlacementCache, PlacementCounters};
+use crate::index::{FlippedKings, MaterialIndex, MenCache, PlacementCache, PlacementCounters};
 use crate::movegen::{for_each_free_diagonal_square, king_quiet_move_count};
 use crate::moves::{Move, MoveList};
 use crate::piece::Side;
@@ -259,13 +259,22 @@ impl InitScratch {
         let (white, black) = (pos.kings(Side::White), pos.kings(Side::Black));
         let men = pos.men(Side::White) | pos.men(Side::Black);
         let empty = !pos.occupied();
+        // The men and Black's kings are ranked once for all the moves; the
+        // partner slice starts at a whole placement.
+        let flipped = ix.flipped_kings(men, black);
+        let first = per.div(partner_start);
+        debug_assert_eq!(first * ix.counters_per_placement(), partner_start);
         for &(king, n) in &self.king_moves {
             let mut known = 0;
             if n > 0 {
+                let others = FlippedKings::others(white.without(king));
                 for_each_free_diagonal_square(king, empty, |to| {
                     let kings = white.without(king).with(to);
-                    let start = partner_start + ix.flipped_kings_offset(men, kings, black);
-                    let placement = per.div(start);
+                    let placement = first + flipped.placement(others, to);
+                    debug_assert_eq!(
+                        placement,
+                        per.div(partner_start + ix.flipped_kings_offset(men, kings, black))
+                    );
                     if captures.get(placement) {
                         // The successor's values are read for the states of
                         // this placement: ask for them now (they lie anywhere

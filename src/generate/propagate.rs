@@ -8,12 +8,13 @@ use super::work::{Entry, Work, NO_WIN, PREFETCH_AHEAD, WIN_BIT};
 use super::Value;
 use crate::bitboard::Bitboard;
 use crate::geometry::Square;
-use crate::index::{MaterialIndex, MenCache, PlacementCounters};
+use crate::index::{flipped_bit, flipped_plain, MaterialIndex, MenCache, PlacementCounters};
 use crate::piece::Side;
 use crate::position::Position;
 use crate::retro::{for_each_king_retro_move, moved, Undoing};
 use crate::rules::{KingCount, Wdl};
 use rayon::prelude::*;
+use std::cell::LazyCell;
 use std::ops::Range;
 
 /// A retro-move whose predecessor placement has not been ranked yet.
@@ -252,7 +253,15 @@ fn propagate_run(
                         // predecessors have Black to move and are indexed flipped.
                         let mover = undoing.mover();
                         debug_assert_eq!(mover, Side::Black);
-                        let men_all = pos.men(Side::White) | pos.men(Side::Black);
+                        // The pieces that no king move of the mover changes, and
+                        // the mover's kings, flipped once for all its moves.
+                        let flipped = LazyCell::new(|| {
+                            (
+                                flipped_plain(pos.men(Side::White) | pos.men(Side::Black)),
+                                flipped_plain(pos.kings(Side::White)),
+                                flipped_plain(pos.kings(mover)),
+                            )
+                        });
                         let partner_start = partner[len_div.div(e & !WIN_BIT) as usize] * len;
                         // Where the predecessors have relay nodes, a move of the
                         // king now tracked at count 1 was a fresh move of it: its
@@ -270,12 +279,21 @@ fn propagate_run(
                             if *start == UNRANKED {
                                 // The predecessor has the same men: it lies in
                                 // the partner slice, and only its kings need ranking.
+                                let (men_f, white_f, mover_f) = *flipped;
                                 *start = partner_start
-                                    + ix.flipped_kings_offset(
-                                        men_all,
+                                    + ix.flipped_kings_offset_plain(
+                                        men_f,
+                                        white_f,
+                                        mover_f & !flipped_bit(to) | flipped_bit(from),
+                                    );
+                                debug_assert_eq!(
+                                    *start - partner_start,
+                                    ix.flipped_kings_offset(
+                                        pos.men(Side::White) | pos.men(Side::Black),
                                         pos.kings(Side::White),
                                         kings,
-                                    );
+                                    )
+                                );
                                 debug_assert_eq!(
                                     layout.global(*start),
                                     (
