@@ -433,12 +433,18 @@ impl MaterialIndex {
     /// the side to move and of the opponent, and the squares the men leave free.
     #[inline]
     fn kings_offset(&self, wk: u64, bk: u64, free: u64) -> u64 {
-        let m = self.material;
-        let free_n = 50 - m.stm_men as u32 - m.opp_men as u32;
         let r_wk = rank(wk, free);
         let r_bk = rank(bk, free & !wk);
-        (r_wk * binom(free_n - m.stm_kings as u32, m.opp_kings as u32) + r_bk)
-            * self.counters_per_placement()
+        (r_wk * self.opp_kings_placements() + r_bk) * self.counters_per_placement()
+    }
+
+    /// The placements of the opponent's kings once the men and the side to
+    /// move's kings stand: the factor of the side to move's kings' rank.
+    #[inline]
+    fn opp_kings_placements(&self) -> u64 {
+        let m = self.material;
+        let free_n = 50 - m.stm_men as u32 - m.opp_men as u32;
+        binom(free_n - m.stm_kings as u32, m.opp_kings as u32)
     }
 
     /// The offset within its slice of the placement of the colour flip of a
@@ -478,13 +484,11 @@ impl MaterialIndex {
     /// for every ordinary king move of every placement it initialises.
     #[inline]
     pub(crate) fn flipped_kings(&self, men: Bitboard, black_kings: Bitboard) -> FlippedKings {
-        let m = self.material;
         let free = ALL & !flipped_plain(men);
         let stm = flipped_plain(black_kings);
-        let free_n = 50 - m.stm_men as u32 - m.opp_men as u32;
         FlippedKings {
             opp_avail: free & !stm,
-            base: rank(stm, free) * binom(free_n - m.stm_kings as u32, m.opp_kings as u32),
+            base: rank(stm, free) * self.opp_kings_placements(),
         }
     }
 
