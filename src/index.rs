@@ -96,14 +96,8 @@ pub(crate) struct FlippedKings {
 }
 
 impl FlippedKings {
-    /// White's kings but one, flipped, as [`FlippedKings::placement`] takes them.
-    #[inline]
-    pub(crate) fn others(white_kings: Bitboard) -> u64 {
-        flipped_plain(white_kings)
-    }
-
     /// The placement (a number of placements, not of states, from the start
-    /// of the slice) when White's kings are `others` ([`FlippedKings::others`])
+    /// of the slice) when White's kings are `others` (flipped, [`flipped_plain`])
     /// and one more on `to`.
     #[inline]
     pub(crate) fn placement(&self, others: u64, to: Square) -> u64 {
@@ -1007,7 +1001,7 @@ mod tests {
                 let empty = !pos.occupied();
                 let fixed = flip_ix.flipped_kings(men, black);
                 for king in white.squares() {
-                    let others = FlippedKings::others(white.without(king));
+                    let others = flipped_plain(white.without(king));
                     for_each_free_diagonal_square(king, empty, |to| {
                         let kings = white.without(king).with(to);
                         assert_eq!(

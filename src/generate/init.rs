@@ -13,7 +13,7 @@ use super::solved::Solved;
 use super::work::{Cell, Entry, Work, NO_WIN, WIN_BIT};
 use super::Value;
 use crate::geometry::Square;
-use crate::index::{FlippedKings, MaterialIndex, MenCache, PlacementCache, PlacementCounters};
+use crate::index::{flipped_plain, MaterialIndex, MenCache, PlacementCache, PlacementCounters};
 use crate::movegen::{for_each_free_diagonal_square, king_quiet_move_count};
 use crate::moves::{Move, MoveList};
 use crate::piece::Side;
@@ -267,7 +267,7 @@ impl InitScratch {
         for &(king, n) in &self.king_moves {
             let mut known = 0;
             if n > 0 {
-                let others = FlippedKings::others(white.without(king));
+                let others = flipped_plain(white.without(king));
                 for_each_free_diagonal_square(king, empty, |to| {
                     let kings = white.without(king).with(to);
                     let placement = first + flipped.placement(others, to);
