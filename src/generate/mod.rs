@@ -118,14 +118,11 @@ impl Value {
     /// The value packed by [`Value::pack`]; `None` for 0 ("not yet known").
     #[inline]
     pub fn unpack(v: u16) -> Option<Value> {
-        let wdl = match v >> 14 {
-            1 => Wdl::Loss,
-            2 => Wdl::Draw,
-            3 => Wdl::Win,
-            _ => return None,
-        };
-        Some(Value {
-            wdl,
+        // A table, not a match: a match compiled to a jump on the result,
+        // which the generator's reads of successors mispredicted.
+        const WDL: [Wdl; 4] = [Wdl::Loss, Wdl::Loss, Wdl::Draw, Wdl::Win];
+        (v >> 14 != 0).then_some(Value {
+            wdl: WDL[(v >> 14) as usize],
             dtw: v & 0x3FFF,
         })
     }
