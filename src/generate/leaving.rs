@@ -190,11 +190,13 @@ impl Leaving {
     /// Count one move whose successor has value `v` (for the opponent).
     #[inline]
     pub(super) fn add(&mut self, v: Value) {
-        // Selects, not a jump on the result: the successors' results come in
-        // no order a branch predictor could learn.
+        // Selects, not branches on the result: the successors' results come
+        // in no order a branch predictor could learn (plain `if`s were
+        // compiled into branches; BENCHMARKS.md, 2026-12-06, evening).
+        use std::hint::select_unpredictable as select;
         let (loss, win) = (v.wdl == Wdl::Loss, v.wdl == Wdl::Win);
-        self.best_win = self.best_win.min(if loss { v.dtw + 1 } else { NO_WIN });
-        self.longest = self.longest.max(if win { v.dtw } else { 0 });
+        self.best_win = self.best_win.min(select(loss, v.dtw + 1, NO_WIN));
+        self.longest = self.longest.max(select(win, v.dtw, 0));
         self.draw |= v.wdl == Wdl::Draw;
     }
 }
