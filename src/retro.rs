@@ -20,7 +20,7 @@
 
 use crate::bitboard::Bitboard;
 use crate::geometry::{Direction, Square};
-use crate::movegen::{for_each_free_diagonal_square, king_capture_origins};
+use crate::movegen::{free_diagonal_squares, king_capture_origins};
 use crate::piece::Side;
 use crate::position::Position;
 use crate::rules::{KingCount, RuleSet, SevenMove, THREE_MOVE_LIMIT};
@@ -112,11 +112,10 @@ pub(crate) fn for_each_king_retro_move(pos: &Position, mut g: impl FnMut(Square,
         }
         // The squares a king could capture from, with this one lifted.
         let origins = king_capture_origins(enemy, empty.with(to));
-        for_each_free_diagonal_square(to, empty, |from| {
-            if allowed.contains(from) && !origins.contains(from) {
-                g(from, to)
-            }
-        });
+        let from = free_diagonal_squares(to, empty) & allowed & !origins;
+        for from in from.squares() {
+            g(from, to)
+        }
     }
 }
 
