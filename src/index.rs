@@ -604,7 +604,7 @@ impl MaterialIndex {
         // are the next combination of the last one's, cheaper than unranking
         // (which was 4-5% of the king-heavy pairs' generation).
         let (wk, bk) = if kings != 0 && cache.placement.wrapping_add(1) == placement {
-            if kings % n_bk != 0 {
+            if !kings.is_multiple_of(n_bk) {
                 (cache.wk, next_combination(cache.bk, k_avail & !cache.wk))
             } else {
                 let wk = next_combination(cache.wk, k_avail);

@@ -558,7 +558,7 @@ mod tests {
             for i in 0..2 + round % 9 {
                 let sq = Square::from_index((next() % 50) as usize);
                 // The first piece is a white king, so that there is one to move back.
-                let side = if i == 0 || next() % 2 == 0 {
+                let side = if i == 0 || next().is_multiple_of(2) {
                     Side::White
                 } else {
                     Side::Black
@@ -566,7 +566,7 @@ mod tests {
                 if pos.occupied().contains(sq) {
                     continue;
                 }
-                let king = i == 0 || next() % 3 == 0 || Bitboard::promotion_row(side).contains(sq);
+                let king = i == 0 || next().is_multiple_of(3) || Bitboard::promotion_row(side).contains(sq);
                 pos.pieces[side.index()] = pos.pieces[side.index()].with(sq);
                 if king {
                     pos.kings = pos.kings.with(sq);
@@ -636,7 +636,7 @@ mod tests {
             let pieces = 1 + round % 12;
             for _ in 0..pieces {
                 let sq = Square::from_index((next() % 50) as usize);
-                if next() % 2 == 0 {
+                if next().is_multiple_of(2) {
                     enemy = enemy.with(sq);
                 } else {
                     own = own.with(sq);
