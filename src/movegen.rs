@@ -566,7 +566,9 @@ mod tests {
                 if pos.occupied().contains(sq) {
                     continue;
                 }
-                let king = i == 0 || next().is_multiple_of(3) || Bitboard::promotion_row(side).contains(sq);
+                let king = i == 0
+                    || next().is_multiple_of(3)
+                    || Bitboard::promotion_row(side).contains(sq);
                 pos.pieces[side.index()] = pos.pieces[side.index()].with(sq);
                 if king {
                     pos.kings = pos.kings.with(sq);

@@ -139,7 +139,9 @@ impl Value {
         match self.wdl {
             Wdl::Draw if self.dtw == 0 => Some(1),
             Wdl::Win if self.dtw % 2 == 1 && self.dtw <= 253 => Some((self.dtw / 2 + 2) as u8),
-            Wdl::Loss if self.dtw.is_multiple_of(2) && self.dtw <= 252 => Some(129 + (self.dtw / 2) as u8),
+            Wdl::Loss if self.dtw.is_multiple_of(2) && self.dtw <= 252 => {
+                Some(129 + (self.dtw / 2) as u8)
+            }
             _ => None,
         }
     }
