@@ -292,17 +292,23 @@ pub(crate) fn free_diagonal_squares(sq: Square, empty: Bitboard) -> Bitboard {
     let occupied = !empty.0;
     let mut squares = 0;
     for d in Direction::DIAGONALS {
-        let d = d as usize;
-        let ray = RAY_BITS[sq.index()][d];
-        let blockers = ray & occupied;
-        squares |= if blockers == 0 {
-            ray
-        } else {
-            let b = nearest_bit(blockers, d);
-            ray & !(RAY_BITS[square_of_bit(b)][d] | 1u64 << b)
-        };
+        squares |= open_ray(sq.index(), d as usize, occupied);
     }
     Bitboard(squares)
+}
+
+/// The squares of the ray from square index `sq` in direction `d` up to, not
+/// including, the nearest occupied one (bits of `occupied`).
+#[inline]
+fn open_ray(sq: usize, d: usize, occupied: u64) -> u64 {
+    let ray = RAY_BITS[sq][d];
+    let blockers = ray & occupied;
+    if blockers == 0 {
+        ray
+    } else {
+        let b = nearest_bit(blockers, d);
+        ray & !(RAY_BITS[square_of_bit(b)][d] | 1u64 << b)
+    }
 }
 
 /// The bit of the square nearest the ray's origin among `bits` (non-empty),
@@ -361,20 +367,7 @@ pub(crate) fn king_capture_origins(enemy: Bitboard, empty: Bitboard) -> Bitboard
             if NEIGHBOUR_BIT[e.index()][d as usize] & empty.0 == 0 {
                 continue; // nowhere to land
             }
-            let back = d.opposite() as usize;
-            let ray = RAY_BITS[e.index()][back];
-            let blockers = ray & occupied.0;
-            origins |= if blockers == 0 {
-                ray
-            } else {
-                let bit = if increasing(back) {
-                    blockers.trailing_zeros()
-                } else {
-                    63 - blockers.leading_zeros()
-                };
-                // The ray up to, not including, the nearest occupied square.
-                ray & !(RAY_BITS[square_of_bit(bit)][back] | 1u64 << bit)
-            };
+            origins |= open_ray(e.index(), d.opposite() as usize, occupied.0);
         }
     }
     Bitboard(origins)
@@ -445,14 +438,7 @@ impl CaptureGen<'_> {
                 continue;
             }
             let over = square_of_bit(over);
-            let behind = RAY_BITS[over][d];
-            let stop = behind & occupied;
-            let mut landings = if stop == 0 {
-                behind
-            } else {
-                let b = nearest_bit(stop, d);
-                behind & !(RAY_BITS[square_of_bit(b)][d] | 1u64 << b)
-            };
+            let mut landings = open_ray(over, d, occupied);
             let captured = captured.with(Square::from_index(over));
             // Nearest landing first, as the moves were always listed.
             while landings != 0 {
