@@ -49,6 +49,20 @@ const fn build_bit_squares() -> [u8; 64] {
 static SQUARE_BIT: [u64; 50] = build_square_bits();
 static BIT_SQUARE: [u8; 64] = build_bit_squares();
 
+/// [`BIT_SQUARE`] as squares (ghost bits give square 1, never asked for), so
+/// that a bit scan needs no range check ([`Square::from_index`] asserts).
+static BIT_SQUARE_SQ: [Square; 64] = {
+    let mut t = [Square::from_index(0); 64];
+    let mut b = 0;
+    while b < 64 {
+        if BIT_SQUARE[b] != u8::MAX {
+            t[b] = Square::from_index(BIT_SQUARE[b] as usize);
+        }
+        b += 1;
+    }
+    t
+};
+
 /// Bit shift of one step in each direction (positive: toward higher bits).
 const SHIFT: [i32; 8] = [-6, -5, 5, 6, -1, 1, -11, 11];
 
@@ -216,9 +230,7 @@ impl Bitboard {
         if self.0 == 0 {
             None
         } else {
-            Some(Square::from_index(
-                BIT_SQUARE[self.0.trailing_zeros() as usize] as usize,
-            ))
+            Some(BIT_SQUARE_SQ[self.0.trailing_zeros() as usize & 63])
         }
     }
 
@@ -279,7 +291,7 @@ impl Iterator for Squares {
         }
         let b = self.0.trailing_zeros();
         self.0 &= self.0 - 1;
-        Some(Square::from_index(BIT_SQUARE[b as usize] as usize))
+        Some(BIT_SQUARE_SQ[b as usize & 63])
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         let n = self.0.count_ones() as usize;

@@ -54,15 +54,27 @@ const fn build_binomials() -> [[u64; 51]; 51] {
 
 static BINOMIAL: [[u64; 51]; 51] = build_binomials();
 
-/// C(n, k), 0 when k > n.
+/// C(n, k), 0 when k > n (the table holds those zeros), for `n, k <= 50`.
 #[inline]
 fn binom(n: u32, k: u32) -> u64 {
-    if k > n {
-        0
-    } else {
-        BINOMIAL[n as usize][k as usize]
-    }
+    BINOMIAL[n as usize][k as usize]
 }
+
+/// `RANK_BINOMIAL[i][c]` = C(c, i) for `i < 8`, `c < 64`: [`rank`]'s terms,
+/// indexed by masked values so that neither index needs a bounds check.
+static RANK_BINOMIAL: [[u64; 64]; 8] = {
+    let mut t = [[0u64; 64]; 8];
+    let mut i = 0;
+    while i < 8 {
+        let mut c = 0;
+        while c <= 50 {
+            t[i][c] = BINOMIAL[c][i];
+            c += 1;
+        }
+        i += 1;
+    }
+    t
+};
 
 /// Plain masks (bit i = square index i).
 const ALL: u64 = (1 << 50) - 1;
@@ -108,13 +120,14 @@ impl FlippedKings {
 /// Rank of a set of squares, each given by its position among `avail` (combinatorial number system).
 #[inline]
 fn rank(set: u64, avail: u64) -> u64 {
+    debug_assert!(set.count_ones() < 8 && avail < 1 << 50);
     let mut r = 0;
     let mut s = set;
     let mut i = 1;
     while s != 0 {
         let sq = s.trailing_zeros();
         let c = (avail & ((1u64 << sq) - 1)).count_ones();
-        r += binom(c, i);
+        r += RANK_BINOMIAL[i & 7][c as usize & 63];
         i += 1;
         s &= s - 1;
     }
