@@ -370,6 +370,25 @@ mod tests {
     }
 
     #[test]
+    fn flip_turns_every_square() {
+        for s in Square::all() {
+            assert_eq!(
+                Bitboard::from_square(s).flip(),
+                Bitboard::from_square(s.flip())
+            );
+        }
+        let all: Bitboard = Square::all().collect();
+        assert_eq!(all.flip(), all);
+        let some: Bitboard = [1, 10, 11, 21, 40, 50]
+            .iter()
+            .filter_map(|&n| Square::new(n))
+            .collect();
+        let turned: Bitboard = some.squares().map(Square::flip).collect();
+        assert_eq!(some.flip(), turned);
+        assert_eq!(some.flip().flip(), some);
+    }
+
+    #[test]
     fn complement_stays_on_the_board() {
         assert_eq!((!Bitboard::EMPTY).count(), 50);
         assert_eq!(Bitboard::ALL.squares().count(), 50);
