@@ -36,32 +36,20 @@ const fn build_square_bits() -> [u64; 50] {
     t
 }
 
-const fn build_bit_squares() -> [u8; 64] {
-    let mut t = [u8::MAX; 64];
+/// The square at each padded bit. Ghost bits give square 1; nothing asks for
+/// them. Squares, not numbers, so that a bit scan needs no range check.
+const fn build_bit_squares() -> [Square; 64] {
+    let mut t = [Square::from_index(0); 64];
     let mut i = 0;
     while i < 50 {
-        t[bit_of(i) as usize] = i as u8;
+        t[bit_of(i) as usize] = Square::from_index(i);
         i += 1;
     }
     t
 }
 
 static SQUARE_BIT: [u64; 50] = build_square_bits();
-static BIT_SQUARE: [u8; 64] = build_bit_squares();
-
-/// [`BIT_SQUARE`] as squares (ghost bits give square 1, never asked for), so
-/// that a bit scan needs no range check ([`Square::from_index`] asserts).
-static BIT_SQUARE_SQ: [Square; 64] = {
-    let mut t = [Square::from_index(0); 64];
-    let mut b = 0;
-    while b < 64 {
-        if BIT_SQUARE[b] != u8::MAX {
-            t[b] = Square::from_index(BIT_SQUARE[b] as usize);
-        }
-        b += 1;
-    }
-    t
-};
+static BIT_SQUARE: [Square; 64] = build_bit_squares();
 
 /// Bit shift of one step in each direction (positive: toward higher bits).
 const SHIFT: [i32; 8] = [-6, -5, 5, 6, -1, 1, -11, 11];
@@ -140,7 +128,7 @@ pub(crate) const fn increasing(d: usize) -> bool {
 /// The square index of a single padded bit position.
 #[inline]
 pub(crate) fn square_of_bit(bit: u32) -> usize {
-    BIT_SQUARE[bit as usize] as usize
+    BIT_SQUARE[bit as usize & 63].index()
 }
 
 /// `STEP_MASK[d]`: the squares from which one step in direction `d` stays on the board.
@@ -230,7 +218,7 @@ impl Bitboard {
         if self.0 == 0 {
             None
         } else {
-            Some(BIT_SQUARE_SQ[self.0.trailing_zeros() as usize & 63])
+            Some(BIT_SQUARE[self.0.trailing_zeros() as usize & 63])
         }
     }
 
@@ -291,7 +279,7 @@ impl Iterator for Squares {
         }
         let b = self.0.trailing_zeros();
         self.0 &= self.0 - 1;
-        Some(BIT_SQUARE_SQ[b as usize & 63])
+        Some(BIT_SQUARE[b as usize & 63])
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         let n = self.0.count_ones() as usize;
