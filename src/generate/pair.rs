@@ -157,28 +157,39 @@ fn write_batch(
     };
     let mut tallies = vec![Tally::default(); tables.len()];
     if len >= WRITE_CHUNK {
-        for (i, p) in parts.iter().enumerate() {
-            let table = &tables[p.table];
-            let start = p.slice * len as u64;
-            let tally = work.cells[i * len..(i + 1) * len]
-                .par_chunks(WRITE_CHUNK)
-                .enumerate()
-                .map(|(k, src)| {
-                    let mut bytes = vec![0u8; src.len()];
-                    for (c, o) in src.iter().zip(bytes.iter_mut()) {
-                        *o = finished(c);
-                    }
-                    let mut counts = ByteCounts::default();
-                    counts.add(&bytes);
-                    let tally = counts.tally();
-                    table
-                        .file
-                        .write_all_at(&bytes, start + (k * WRITE_CHUNK) as u64)
-                        .map(|()| tally)
-                        .map_err(|e| failed(p.table, e))
-                })
-                .try_reduce(Tally::default, |a, b| Ok(a.merge(b)))?;
-            tallies[p.table] = tallies[p.table].merge(tally);
+        // Every piece of every slice, one table's after the other's: rayon
+        // hands the two halves of the list to the two threads, which so write
+        // into different files. A positioned write holds its file's lock, and
+        // with both threads on one file one of them spun on it (2.5% of the
+        // KKMvKM pair's samples while it wrote, BENCHMARKS.md, 2026-12-07).
+        let pieces = len.div_ceil(WRITE_CHUNK);
+        let mut jobs: Vec<(usize, usize)> = (0..parts.len())
+            .flat_map(|i| (0..pieces).map(move |k| (i, k)))
+            .collect();
+        jobs.sort_by_key(|&(i, _)| parts[i].table);
+        let counted = jobs
+            .par_iter()
+            .map(|&(i, k)| {
+                let p = parts[i];
+                let cells = &work.cells[i * len..(i + 1) * len];
+                let src = &cells[k * WRITE_CHUNK..((k + 1) * WRITE_CHUNK).min(len)];
+                let mut bytes = vec![0u8; src.len()];
+                for (c, o) in src.iter().zip(bytes.iter_mut()) {
+                    *o = finished(c);
+                }
+                let mut counts = ByteCounts::default();
+                counts.add(&bytes);
+                let tally = counts.tally();
+                let at = p.slice * len as u64 + (k * WRITE_CHUNK) as u64;
+                tables[p.table]
+                    .file
+                    .write_all_at(&bytes, at)
+                    .map(|()| (p.table, tally))
+                    .map_err(|e| failed(p.table, e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        for (t, tally) in counted {
+            tallies[t] = tallies[t].merge(tally);
         }
         return Ok(tallies);
     }
