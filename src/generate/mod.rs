@@ -49,7 +49,10 @@
 //! batch are read, and their summary) and `propagate` step 2, handing states
 //! over through `buckets`; `relay` holds the relay nodes, `work` the per-state cells,
 //! `memory` the huge-page mappings they live in; `solved` reads finished
-//! tables back, and `write` writes a solved table's files and statistics.
+//! tables back (copying the work files of tables this run solved, which a
+//! run keeps as `<material>.<rules>.values` while a later pair reads them,
+//! instead of decoding the table files), and `write` writes a solved table's
+//! files and statistics.
 
 mod batch;
 mod buckets;
@@ -65,6 +68,7 @@ mod work;
 mod write;
 
 pub use pair::solve_pair;
+use solved::Kept;
 pub use solved::{damaged, is_complete, load_values, Solved};
 pub(crate) use write::Counts;
 pub use write::{
@@ -263,6 +267,34 @@ pub fn successor_materials(m: Material) -> Vec<Material> {
     out
 }
 
+/// The finished tables that the pairs of `pairs` (first materials) read.
+fn read_by(pairs: &[Material]) -> Vec<Material> {
+    pairs
+        .iter()
+        .flat_map(|&x| {
+            successor_materials(x)
+                .into_iter()
+                .chain(successor_materials(x.flip()))
+        })
+        .collect()
+}
+
+/// Disk space free for an unprivileged user in the file system of `dir`, in bytes.
+fn free_disk(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // Safety: `path` is a NUL-terminated string and `st` room for the result,
+    // which is read only when the call succeeds.
+    let st = unsafe {
+        if libc::statvfs(path.as_ptr(), st.as_mut_ptr()) != 0 {
+            return None;
+        }
+        st.assume_init()
+    };
+    Some(st.f_bavail as u64 * st.f_frsize as u64)
+}
+
 /// What to generate.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -408,7 +440,14 @@ pub fn run(plan: &Plan, progress: &dyn Progress) -> Result<Vec<TableStats>, Gene
     })?;
     let mut written = Vec::new();
     let limit = plan.memory_limit.or_else(available_memory);
-    for m in plan.pending() {
+    let pending = plan.pending();
+    // Finished values kept for the pairs that read them, within what the page
+    // cache can be expected to hold and half the free disk space.
+    let budget = limit.unwrap_or(0).min(free_disk(&plan.dir).unwrap_or(0)) / 2;
+    let mut kept = Kept::new(&plan.dir, plan.rules, budget);
+    for (i, &m) in pending.iter().enumerate() {
+        // This pair reads them now (so from `i`, not `i + 1`), later pairs later.
+        kept.want(read_by(&pending[i..]));
         if let Some(limit) = limit {
             let needed = memory_estimate(m, plan.rules);
             if needed > limit {
@@ -424,7 +463,7 @@ pub fn run(plan: &Plan, progress: &dyn Progress) -> Result<Vec<TableStats>, Gene
         }
         let mut needed = successor_materials(m);
         needed.extend(successor_materials(m.flip()));
-        let solved = match Solved::load(&plan.dir, plan.rules, &needed) {
+        let solved = match Solved::load_keeping(&plan.dir, plan.rules, &needed, Some(&kept)) {
             Ok(solved) => solved,
             // A table this pair needs was itself refused: skip this pair too.
             Err(err @ GenerateError::Missing(_)) => {
@@ -435,14 +474,39 @@ pub fn run(plan: &Plan, progress: &dyn Progress) -> Result<Vec<TableStats>, Gene
         };
         let states = MaterialIndex::new(m, plan.rules).size() * if m == m.flip() { 1 } else { 2 };
         progress.start(m, states);
-        written.extend(solve_pair(
+        written.extend(pair::solve_pair_keeping(
             m,
             plan.rules,
             &plan.dir,
             &solved,
             plan.checkpoint_every,
             progress,
+            Some(&mut kept),
         )?);
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pair of KMMvKM reads, with the opponent to move, KMvKKM (White
+    /// promotes), KvKMM and MvKMM (White takes Black's man or king), not
+    /// itself.
+    #[test]
+    fn what_a_pair_reads() {
+        let m: Material = "KMMvKM".parse().unwrap();
+        let read = read_by(&[m]);
+        for x in ["KMvKKM", "KvKMM", "MvKMM"] {
+            assert!(read.contains(&x.parse().unwrap()), "{x} in {read:?}");
+        }
+        assert!(!read.contains(&m) && !read.contains(&m.flip()));
+    }
+
+    #[test]
+    fn free_disk_space_is_known_for_the_temporary_directory() {
+        assert!(free_disk(&std::env::temp_dir()).is_some_and(|b| b > 0));
+        assert_eq!(free_disk(Path::new("/no/such/directory")), None);
+    }
 }

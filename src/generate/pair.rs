@@ -6,7 +6,7 @@ use super::buckets::StateOrder;
 use super::init::{capture_slots, initialise};
 use super::memory::{prefetch, trim_pool, AtomicWords, Spare};
 use super::propagate::propagate;
-use super::solved::Solved;
+use super::solved::{Kept, Solved};
 use super::work::{Cell, Work};
 use super::write::{write_tables_from, ByteCounts, TableStats, Tally};
 use super::{GenerateError, Progress};
@@ -284,6 +284,20 @@ pub fn solve_pair(
     checkpoint_every: Duration,
     progress: &dyn Progress,
 ) -> Result<Vec<TableStats>, GenerateError> {
+    solve_pair_keeping(m, rules, dir, solved, checkpoint_every, progress, None)
+}
+
+/// [`solve_pair`], offering the finished work files to `kept` for the pairs
+/// that read these tables next.
+pub(super) fn solve_pair_keeping(
+    m: Material,
+    rules: RuleSet,
+    dir: &Path,
+    solved: &Solved,
+    checkpoint_every: Duration,
+    progress: &dyn Progress,
+    mut kept: Option<&mut Kept>,
+) -> Result<Vec<TableStats>, GenerateError> {
     let mats: Vec<Material> = if m.flip() == m {
         vec![m]
     } else {
@@ -423,7 +437,7 @@ pub fn solve_pair(
         .collect();
     drop(tables);
     let mut out = Vec::new();
-    for ((mat, states), tally) in materials.into_iter().zip(tallies) {
+    for (&(mat, states), tally) in materials.iter().zip(tallies) {
         let path = work_path(dir, mat, rules, "work");
         let file = std::fs::File::open(&path).map_err(|e| io(&path, e))?;
         will_read(&file, states);
@@ -450,8 +464,14 @@ pub fn solve_pair(
         progress.done(&st);
         out.push(st);
     }
-    for &mat in &mats {
-        let _ = std::fs::remove_file(work_path(dir, mat, rules, "work"));
+    for (mat, states) in materials {
+        let path = work_path(dir, mat, rules, "work");
+        match kept.as_deref_mut() {
+            Some(kept) => kept.offer(mat, &path, states),
+            None => {
+                let _ = std::fs::remove_file(path);
+            }
+        }
     }
     let _ = std::fs::remove_file(&marker);
     Ok(out)

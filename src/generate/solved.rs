@@ -8,7 +8,8 @@ use crate::material::Material;
 use crate::position::Position;
 use crate::rules::RuleSet;
 use crate::table::{self, Metric, TableError, TableFile};
-use std::path::Path;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// The decoded values of finished tables, for reading the results of
@@ -31,7 +32,13 @@ enum Values {
 impl Values {
     /// Decode the table of `m` from `dir`: in bytes, or, if some value does
     /// not fit one, again in two bytes per state.
-    fn load(dir: &Path, m: Material, rules: RuleSet) -> Result<Values, GenerateError> {
+    /// Values this run kept (`kept`) are copied instead.
+    fn load(
+        dir: &Path,
+        m: Material,
+        rules: RuleSet,
+        kept: Option<&Kept>,
+    ) -> Result<Values, GenerateError> {
         let states = table_states(dir, m, rules)? as usize;
         let no_memory = |source| {
             GenerateError::Table(TableError::Io {
@@ -40,6 +47,9 @@ impl Values {
             })
         };
         let mut bytes = ValueArray::<u8>::for_decoding(states).map_err(no_memory)?;
+        if kept.is_some_and(|k| k.read(m, bytes.as_mut_slice())) {
+            return Ok(Values::Bytes(bytes));
+        }
         let too_long = AtomicBool::new(false);
         decode_values_into(dir, m, rules, bytes.as_mut_slice(), |v| {
             v.to_byte().unwrap_or_else(|| {
@@ -81,10 +91,20 @@ impl Solved {
         rules: RuleSet,
         mats: &[Material],
     ) -> Result<Solved, GenerateError> {
+        Solved::load_keeping(dir, rules, mats, None)
+    }
+
+    /// [`Solved::load`], reading the values `kept` holds from there.
+    pub(super) fn load_keeping(
+        dir: &Path,
+        rules: RuleSet,
+        mats: &[Material],
+        kept: Option<&Kept>,
+    ) -> Result<Solved, GenerateError> {
         let mut tables: Vec<(Material, MaterialIndex, Values)> = Vec::new();
         for &m in mats {
             if !tables.iter().any(|t| t.0 == m) {
-                let values = Values::load(dir, m, rules)?;
+                let values = Values::load(dir, m, rules, kept)?;
                 tables.push((m, MaterialIndex::new(m, rules), values));
             }
         }
@@ -151,6 +171,114 @@ impl Solved {
         self.tables[t as usize].2.prefetch(i)
     }
 }
+
+/// The values of tables this run solved, kept in the work files they were
+/// solved in, for the pairs that read them later.
+///
+/// Once a pair is solved, its work file holds exactly what decoding its table
+/// gives: a byte per state as [`Value::to_byte`] codes it, in index order
+/// (the table files are written from it). Copying it back is much cheaper
+/// than decoding both compressed files: KMMvKM reads KKMvKM (2.9e9 states)
+/// for its promotions, which took 6.4-9.0 s to decode.
+///
+/// Only files this process kept are trusted: [`Kept::new`] removes those an
+/// interrupted run left behind, and dropping a `Kept` removes its own. A
+/// file is kept only while a later pair needs it and the files kept fit a
+/// budget (about what the page cache can hold, so that a copy does not wait
+/// for the disk).
+pub(super) struct Kept {
+    dir: PathBuf,
+    rules: RuleSet,
+    budget: u64,
+    /// Materials whose work files are wanted (some pair still to solve reads them).
+    wanted: Vec<Material>,
+    /// Files kept, with their sizes.
+    files: Vec<(Material, u64)>,
+}
+
+impl Kept {
+    /// Keep values in `dir` up to `budget` bytes; files of an earlier run are removed.
+    pub(super) fn new(dir: &Path, rules: RuleSet, budget: u64) -> Kept {
+        let tail = format!(".{}.{KEPT_EXTENSION}", rules.name());
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for e in entries.flatten() {
+                if e.file_name().to_string_lossy().ends_with(&tail) {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+        Kept {
+            dir: dir.to_path_buf(),
+            rules,
+            budget,
+            wanted: Vec::new(),
+            files: Vec::new(),
+        }
+    }
+
+    fn path(&self, m: Material) -> PathBuf {
+        self.dir
+            .join(format!("{m}.{}.{KEPT_EXTENSION}", self.rules.name()))
+    }
+
+    /// From now on, keep only the values of `wanted` (removing others kept so far).
+    pub(super) fn want(&mut self, wanted: Vec<Material>) {
+        let (keep, drop): (Vec<_>, Vec<_>) =
+            self.files.iter().partition(|(m, _)| wanted.contains(m));
+        for (m, _) in drop {
+            let _ = std::fs::remove_file(self.path(m));
+        }
+        self.files = keep;
+        self.wanted = wanted;
+    }
+
+    /// Take the finished work file `work` of `m` (`bytes` long): kept if
+    /// wanted and within the budget, else removed.
+    pub(super) fn offer(&mut self, m: Material, work: &Path, bytes: u64) {
+        let used: u64 = self.files.iter().map(|f| f.1).sum();
+        if self.wanted.contains(&m)
+            && used + bytes <= self.budget
+            && std::fs::rename(work, self.path(m)).is_ok()
+        {
+            self.files.push((m, bytes));
+        } else {
+            let _ = std::fs::remove_file(work);
+        }
+    }
+
+    /// Copy the kept values of `m` into `out` (one byte per state); false if
+    /// they are not kept or cannot be read whole, and then `out` must be
+    /// filled otherwise.
+    fn read(&self, m: Material, out: &mut [u8]) -> bool {
+        use std::os::unix::fs::FileExt;
+        if !self.files.iter().any(|f| f.0 == m) {
+            return false;
+        }
+        let Ok(file) = std::fs::File::open(self.path(m)) else {
+            return false;
+        };
+        if file.metadata().map(|md| md.len()).ok() != Some(out.len() as u64) {
+            return false;
+        }
+        // Pieces of 16 MiB on every thread: the copy and the faults of
+        // fresh memory share the cores.
+        const PIECE: usize = 1 << 24;
+        out.par_chunks_mut(PIECE)
+            .enumerate()
+            .all(|(i, piece)| file.read_exact_at(piece, (i * PIECE) as u64).is_ok())
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        for &(m, _) in &self.files {
+            let _ = std::fs::remove_file(self.path(m));
+        }
+    }
+}
+
+/// File name extension of [`Kept`] values.
+const KEPT_EXTENSION: &str = "values";
 
 /// Whether both files of a table exist and open cleanly.
 pub fn is_complete(dir: &Path, material: Material, rules: RuleSet) -> bool {
@@ -243,6 +371,7 @@ fn decode_values_into<T: Send>(
 mod tests {
     use super::*;
     use crate::rules::Wdl;
+    use std::time::Duration;
 
     /// Every value that fits a byte comes back from it unchanged, every byte
     /// but 0 ("not known yet") is some value's code, and values that do not
@@ -271,6 +400,67 @@ mod tests {
         for b in 1..=255u8 {
             assert_eq!(Value::from_byte(b).and_then(Value::to_byte), Some(b));
         }
+    }
+
+    /// A solved pair's work file holds exactly its table's decoded values,
+    /// so a later pair may copy them instead of decoding; what a run keeps
+    /// it removes, and a new run removes what an interrupted one left.
+    #[test]
+    fn kept_work_files_are_the_decoded_tables() {
+        use crate::generate::{pair::solve_pair_keeping, run, successor_materials, Plan, Quiet};
+        let dir = std::env::temp_dir().join(format!("frisian-tb-kept-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let rules = RuleSet::Official;
+        let m: Material = "KMvK".parse().unwrap();
+        // Everything KMvK needs, by a whole run: which leaves only table files.
+        let mut plan = Plan::material(rules, &dir, m);
+        plan.materials.retain(|&x| x != m && x != m.flip());
+        run(&plan, &Quiet).unwrap();
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            assert!(
+                name.ends_with(".wdl") || name.ends_with(".dtw"),
+                "{name} left behind"
+            );
+        }
+        let mut needed = successor_materials(m);
+        needed.extend(successor_materials(m.flip()));
+        let solved = Solved::load(&dir, rules, &needed).unwrap();
+        let stale = dir.join(format!("KKvK.{}.{KEPT_EXTENSION}", rules.name()));
+        std::fs::write(&stale, b"left by an interrupted run").unwrap();
+        let mut kept = Kept::new(&dir, rules, u64::MAX);
+        assert!(!stale.exists());
+        // KMvK is wanted, its flip is not.
+        kept.want(vec![m]);
+        solve_pair_keeping(
+            m,
+            rules,
+            &dir,
+            &solved,
+            Duration::ZERO,
+            &Quiet,
+            Some(&mut kept),
+        )
+        .unwrap();
+        assert!(!kept.path(m.flip()).exists());
+        let states = MaterialIndex::new(m, rules).size() as usize;
+        let mut copied = vec![0u8; states];
+        assert!(kept.read(m, &mut copied));
+        assert!(!kept.read(m.flip(), &mut copied[..1]));
+        let Values::Bytes(decoded) = Values::load(&dir, m, rules, None).unwrap() else {
+            panic!("KMvK fits a byte a state");
+        };
+        assert!(
+            copied.iter().eq(decoded.iter()),
+            "kept values differ from the table's"
+        );
+        // Wrong length: refused, so the caller decodes.
+        assert!(!kept.read(m, &mut copied[1..]));
+        let path = kept.path(m);
+        assert!(path.exists());
+        drop(kept);
+        assert!(!path.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A table whose values all fit a byte is held in bytes; one with a win
