@@ -91,6 +91,9 @@ enum Command {
     },
     /// Generate tables. Complete ones are skipped, and a pair interrupted half way resumes
     /// from its last checkpoint (taken about once a minute), so an interrupted run loses little.
+    /// Work files (a byte per state) stay in the output directory while it runs, finished ones
+    /// for the pairs that read them (within half the memory limit and half the free disk);
+    /// all are removed at the end.
     #[command(
         after_help = "Examples:\n  frisian-tb generate --max-pieces 4\n  frisian-tb generate --max-pieces 3 --rules both --out /tmp/tables\n  frisian-tb generate --material KMvK --threads 2"
     )]
