@@ -461,8 +461,7 @@ pub fn run(plan: &Plan, progress: &dyn Progress) -> Result<Vec<TableStats>, Gene
                 continue;
             }
         }
-        let mut needed = successor_materials(m);
-        needed.extend(successor_materials(m.flip()));
+        let needed = read_by(&[m]);
         let solved = match Solved::load_keeping(&plan.dir, plan.rules, &needed, Some(&kept)) {
             Ok(solved) => solved,
             // A table this pair needs was itself refused: skip this pair too.
