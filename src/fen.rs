@@ -7,6 +7,7 @@
 //! W:WK43,K50:BK14:SW5                  extension: seven-move rule, White (two kings) has made 5 moves
 //! W:WK1,K2:BK6:H3                      extension: lidraughts ply count of kings-only play
 //! W:WK36,31:B7:H0:F12:+0+236           lidraughts tail: clock, move number, Black's then White's three-move state
+//! [FEN "W:W31-50:B1-20"]               a PDN tag, as copied from a game file (so is the quoted value alone)
 //! ```
 //!
 //! Extension fields (each optional, at most once, after the piece fields):
@@ -106,7 +107,19 @@ pub fn parse_setup(text: &str) -> Result<Setup, FenError> {
     // Each character with its column, for error messages; whitespace around
     // tokens is tolerated, inside a token it is not.
     let chars: Vec<(usize, char)> = text.chars().enumerate().map(|(i, c)| (i + 1, c)).collect();
+    // A PDN tag as copied from a game file, `[FEN "..."]`, gives its value.
     let chars: &[(usize, char)] = match trim(&chars) {
+        [(_, '['), (_, f), (_, e), (_, n), inner @ .., (_, ']')]
+            if f.eq_ignore_ascii_case(&'F')
+                && e.eq_ignore_ascii_case(&'E')
+                && n.eq_ignore_ascii_case(&'N')
+                && inner.first().is_some_and(|c| c.1.is_whitespace()) =>
+        {
+            trim(inner)
+        }
+        all => all,
+    };
+    let chars: &[(usize, char)] = match chars {
         [(_, '"'), inner @ .., (_, '"')] => inner,
         all => all,
     };

@@ -19,6 +19,17 @@ fn ranges_any_order_and_spaces_are_accepted() {
     let b = parse(" W : B20-1 : W50,49,48,47,46,31-45 ");
     assert_eq!(b, a);
     assert_eq!(parse("\"W:W31-50:B1-20\""), a);
+    // A PDN tag as copied from a game file; its errors point into the tag.
+    assert_eq!(parse("[FEN \"W:W31-50:B1-20\"]"), a);
+    assert_eq!(parse(" [fen  \"W:W31-50:B1-20\" ] "), a);
+    assert_eq!(
+        error("[FEN \"W:W31-51:B1-20\"]"),
+        (10, FenErrorKind::OffBoard(51))
+    );
+    assert!(matches!(
+        error("[FENW:W31:B20]").1,
+        FenErrorKind::BadSide(_)
+    ));
     let k = parse("B:W31,32,K45:B1,2,K7");
     assert_eq!(k.turn(), Side::Black);
     assert_eq!(
