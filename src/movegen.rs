@@ -412,6 +412,8 @@ impl CaptureGen<'_> {
                 captured.with(Square::from_index(over)),
             );
             self.depth -= 1;
+            // Kept zero past the path, so that `record` copies it whole.
+            self.landings[self.depth] = 0;
         }
         if !extended && self.depth > 0 {
             self.record(cur, captured);
@@ -450,6 +452,7 @@ impl CaptureGen<'_> {
                 self.depth += 1;
                 self.king_search(Square::from_index(land), captured);
                 self.depth -= 1;
+                self.landings[self.depth] = 0;
             }
         }
         if !extended && self.depth > 0 {
@@ -479,7 +482,9 @@ impl CaptureGen<'_> {
         let promotes = !self.king && self.promotion.contains(to);
         self.out.push(Move::capture(
             from,
-            &self.landings[..self.depth],
+            to,
+            self.landings,
+            self.depth,
             captured,
             self.king,
             promotes,

@@ -39,22 +39,27 @@ impl Move {
         }
     }
 
-    /// A capture with its landing squares after the origin (the last one is the destination).
+    /// A capture from its path as move generation keeps it: the landing
+    /// squares in `path[..len]` (the last one `to`), zero beyond. Copying
+    /// the whole array is cheaper than a copy of `len` bytes into a zeroed
+    /// one (the copy was half of the time of recording a capture).
+    #[inline]
     pub(crate) fn capture(
         from: Square,
-        landings: &[u8],
+        to: Square,
+        path: [u8; MAX_PATH],
+        len: usize,
         captures: Bitboard,
         king: bool,
         promotes: bool,
     ) -> Move {
-        let mut path = [0u8; MAX_PATH];
-        path[..landings.len()].copy_from_slice(landings);
-        let to = Square::from_index(landings[landings.len() - 1] as usize);
+        debug_assert!(len > 0 && path[len - 1] as usize == to.index());
+        debug_assert!(path[len..].iter().all(|&b| b == 0));
         Move {
             from,
             to,
             captures,
-            path_len: landings.len() as u8,
+            path_len: len as u8,
             path,
             king,
             promotes,
