@@ -56,6 +56,8 @@ typedef struct FtbTablebase FtbTablebase;
  * in `error` (NULL allowed). */
 FtbTablebase *ftb_open(const char *dir, int rules, char *error, size_t error_len);
 /* Register the tables of another directory (before sharing the tablebase);
+ * a table registered from an earlier directory keeps that file (a search
+ * path: the first directory that holds a table is read).
  * FTB_ERR_MISSING_TABLE if it holds none of the rule set (the tablebase
  * stays usable), FTB_ERR_ARGUMENT if it cannot be read. */
 int ftb_add_directory(FtbTablebase *tb, const char *dir, char *error, size_t error_len);

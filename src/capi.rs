@@ -224,7 +224,8 @@ pub unsafe extern "C" fn ftb_open(
     }
 }
 
-/// Register the tables in one more directory. Not while other threads probe.
+/// Register the tables in one more directory (a table registered from an
+/// earlier directory keeps that file). Not while other threads probe.
 ///
 /// # Safety
 /// `tb` must come from [`ftb_open`] and not be in use by another thread;

@@ -110,7 +110,11 @@ impl Tablebase {
     }
 
     /// Register every table of this rule set in `dir` (by file name; nothing is
-    /// opened yet). Returns how many files were added.
+    /// opened yet). Returns how many table files of the rule set `dir` holds.
+    ///
+    /// Directories form a search path: a table already registered from a
+    /// directory added earlier keeps that file, so the first directory that
+    /// holds a table is the one read (as with a shell's `PATH`).
     pub fn add_directory(&mut self, dir: impl AsRef<Path>) -> std::io::Result<usize> {
         let mut added = 0;
         for entry in std::fs::read_dir(dir.as_ref())? {
@@ -135,13 +139,10 @@ impl Tablebase {
             if rules != self.rules {
                 continue;
             }
-            self.slots.insert(
-                (material, metric),
-                Slot {
-                    path,
-                    file: OnceLock::new(),
-                },
-            );
+            self.slots.entry((material, metric)).or_insert(Slot {
+                path,
+                file: OnceLock::new(),
+            });
             self.indexes
                 .entry(material)
                 .or_insert_with(|| MaterialIndex::new(material, rules));

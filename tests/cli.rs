@@ -514,6 +514,70 @@ fn probe_answers_from_wdl_files_alone_without_distances() {
     assert!(out.starts_with("W:WK10,28:BK46: win for White ("), "{out}");
 }
 
+/// `--tables` repeated is a search path: tables split over two directories
+/// answer as one directory does, and where both hold a table the first
+/// directory's file is read.
+#[test]
+fn probe_reads_tables_from_several_directories() {
+    let base = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-two-dirs");
+    let _ = std::fs::remove_dir_all(&base);
+    let (small, three) = (base.join("small"), base.join("three"));
+    let (s, t) = (small.to_str().unwrap(), three.to_str().unwrap());
+    let (code, _, err) = run(&["generate", "--max-pieces", "3", "--out", s]);
+    assert_eq!(code, 0, "{err}");
+    let fen = "W:W28,K10:BK46";
+    let (code, whole, err) = run(&["probe", "--tables", s, "--json", fen]);
+    assert_eq!(code, 0, "{err}");
+    // The three-piece tables move to a directory of their own.
+    std::fs::create_dir_all(&three).unwrap();
+    for entry in std::fs::read_dir(&small).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let material = name.split('.').next().unwrap();
+        if (name.ends_with(".wdl") || name.ends_with(".dtw")) && material.len() == 4 {
+            std::fs::rename(&path, three.join(&name)).unwrap();
+        }
+    }
+    let (code, split, err) = run(&["probe", "--tables", t, "--tables", s, "--json", fen]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(split, whole);
+    // Either directory alone lacks tables: the small ones answer the
+    // three-piece position only by a search, and the three-piece ones hold
+    // no table for two pieces.
+    let (code, _, err) = run(&["probe", "--tables", s, "--search-depth", "0", fen]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = run(&["probe", "--tables", t, "W:WK1:BK12"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no wdl table for KvK"), "{err}");
+    // A damaged copy of a table in the second directory is never read; in
+    // the first it is, and named.
+    let damaged = small.join("KMvK.official.wdl");
+    std::fs::write(&damaged, b"not a table").unwrap();
+    let (code, split, err) = run(&["probe", "--tables", t, "--tables", s, "--json", fen]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(split, whole);
+    let (code, _, err) = run(&["probe", "--tables", s, "--tables", t, "--json", fen]);
+    assert_eq!(code, 2);
+    assert!(err.contains(damaged.to_str().unwrap()), "{err}");
+    // Neither holds a table: both named.
+    let (e1, e2) = (base.join("e1"), base.join("e2"));
+    std::fs::create_dir_all(&e1).unwrap();
+    std::fs::create_dir_all(&e2).unwrap();
+    let (code, _, err) = run(&[
+        "probe",
+        "--tables",
+        e1.to_str().unwrap(),
+        "--tables",
+        e2.to_str().unwrap(),
+        fen,
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(&format!("{} and {}", e1.display(), e2.display())),
+        "{err}"
+    );
+}
+
 /// A damaged table file (here cut short) is named with what is wrong and
 /// generated again; the regenerated table verifies.
 #[test]

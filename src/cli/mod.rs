@@ -123,14 +123,15 @@ enum Command {
     },
     /// The value of a position and of every legal move, from the tables.
     #[command(
-        after_help = "Examples:\n  frisian-tb probe 'W:WK18,15:BK46'\n  frisian-tb probe --json 'W:WK1,K2:BK6'\n  frisian-tb probe --play '43-34' 'W:WK43,K50:BK14:SW4'\n  frisian-tb probe 'W:W28,K1:B9,18,23,K50'   # six pieces: searched to the tables"
+        after_help = "Examples:\n  frisian-tb probe 'W:WK18,15:BK46'\n  frisian-tb probe --json 'W:WK1,K2:BK6'\n  frisian-tb probe --play '43-34' 'W:WK43,K50:BK14:SW4'\n  frisian-tb probe 'W:W28,K1:B9,18,23,K50'   # six pieces: searched to the tables\n  frisian-tb probe --tables tables --tables /data/five 'W:W15,K18,K20:B40,K46'"
     )]
     Probe {
         #[command(flatten)]
         common: Common,
-        /// Table directory.
-        #[arg(long, default_value = "tables")]
-        tables: PathBuf,
+        /// Table directory; repeat it for several (the first that holds a
+        /// table is read), e.g. --tables tables --tables /data/five-piece.
+        #[arg(long, value_name = "DIR", default_value = "tables")]
+        tables: Vec<PathBuf>,
         /// Print JSON: {"wdl", "dtw", "moves": [{"move", "wdl", "dtw"}]}.
         #[arg(long)]
         json: bool,
@@ -152,9 +153,10 @@ enum Command {
     Study {
         #[command(flatten)]
         common: Common,
-        /// Table directory.
-        #[arg(long, default_value = "tables")]
-        tables: PathBuf,
+        /// Table directory; repeat it for several (the first that holds a
+        /// table is read).
+        #[arg(long, value_name = "DIR", default_value = "tables")]
+        tables: Vec<PathBuf>,
         /// What the side to move achieves.
         #[arg(long, value_enum, required_unless_present = "pdn")]
         claim: Option<ClaimArg>,
@@ -539,21 +541,37 @@ fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
         })
 }
 
-/// The tablebase of `dir` for `rules`; an error if it holds no table.
-fn open_tablebase(dir: &Path, rules: RuleSet) -> Result<Tablebase, CliError> {
+/// The tablebase of the directories `dirs` (a search path: the first that
+/// holds a table is read) for `rules`; an error if a directory cannot be
+/// read or none holds a table.
+fn open_tablebase(dirs: &[PathBuf], rules: RuleSet) -> Result<Tablebase, CliError> {
     let mut tb = Tablebase::new(rules);
-    let n = tb.add_directory(dir).map_err(|e| {
-        CliError::Other(format!(
-            "cannot read table directory {}: {e}",
-            dir.display()
-        ))
-    })?;
+    let mut n = 0;
+    for dir in dirs {
+        n += tb.add_directory(dir).map_err(|e| {
+            CliError::Other(format!(
+                "cannot read table directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+    }
     if n == 0 {
+        let out = dirs.first().map_or(Path::new("tables"), |d| d.as_path());
         return Err(CliError::Other(format!(
             "no {rules} tables in {}; generate them with: frisian-tb generate --max-pieces 3 --rules {rules} --out {}",
-            dir.display(),
-            dir.display()
+            describe_dirs(dirs),
+            out.display()
         )));
     }
     Ok(tb)
+}
+
+/// Table directories for a message: `a`, or `a, b and c`.
+fn describe_dirs(dirs: &[PathBuf]) -> String {
+    let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    match names.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
 }

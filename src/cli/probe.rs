@@ -1,11 +1,11 @@
 //! `probe` (and `probe --explain`): a position's value and its moves' values.
 
-use super::{open_tablebase, CliError};
+use super::{describe_dirs, open_tablebase, CliError};
 use frisian_tb::probe::{ProbeError, ProbeValue};
 use frisian_tb::table::Metric;
 use frisian_tb::{fen, report, study, Material, Move, Position, Wdl};
 use serde::Serialize;
-use std::path::Path;
+use std::path::PathBuf;
 
 #[derive(Serialize)]
 struct ProbeJson {
@@ -24,11 +24,11 @@ struct ProbeMoveJson {
 
 pub(super) fn cmd_probe(
     pos: &Position,
-    dir: &Path,
+    dirs: &[PathBuf],
     depth: u32,
     json: bool,
 ) -> Result<(), CliError> {
-    let tb = open_tablebase(dir, pos.rules())?;
+    let tb = open_tablebase(dirs, pos.rules())?;
     // From the tables; a position with more pieces by an exact search that
     // follows every line to the tables (or fails, naming the tables needed).
     let oracle = study::Oracle::with_depth(&tb, depth);
@@ -52,7 +52,7 @@ pub(super) fn cmd_probe(
             let note = format!(
                 "no DTW table for {material} ({} rules) in {}: win, draw or loss only, no distances",
                 pos.rules(),
-                dir.display()
+                describe_dirs(dirs)
             );
             (v, moves, Some(note))
         }
@@ -111,11 +111,11 @@ pub(super) fn cmd_probe(
 
 pub(super) fn cmd_explain(
     pos: &Position,
-    dir: &Path,
+    dirs: &[PathBuf],
     depth: u32,
     json: bool,
 ) -> Result<(), CliError> {
-    let tb = open_tablebase(dir, pos.rules())?;
+    let tb = open_tablebase(dirs, pos.rules())?;
     let oracle = study::Oracle::with_depth(&tb, depth);
     let e = study::explain(&oracle, pos)?;
     if json {

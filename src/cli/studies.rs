@@ -3,18 +3,18 @@
 use super::{open_tablebase, write_file, CliError};
 use frisian_tb::{fen, pdn, report, study, Position, RuleSet, Side};
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub(super) fn cmd_study(
     pos: &Position,
     claim: study::Claim,
     solution: Option<&str>,
-    dir: &Path,
+    dirs: &[PathBuf],
     depth: u32,
     html: Option<&Path>,
     json: bool,
 ) -> Result<(), CliError> {
-    let tb = open_tablebase(dir, pos.rules())?;
+    let tb = open_tablebase(dirs, pos.rules())?;
     let oracle = study::Oracle::with_depth(&tb, depth);
     let moves = solution
         .map(pdn::move_text)
@@ -63,7 +63,7 @@ fn pdn_claim(game: &pdn::PdnGame, pos: &Position) -> Result<study::Claim, String
 
 pub(super) fn cmd_study_pdn(
     file: &Path,
-    dir: &Path,
+    dirs: &[PathBuf],
     rules: RuleSet,
     depth: u32,
     html: Option<&Path>,
@@ -71,7 +71,7 @@ pub(super) fn cmd_study_pdn(
 ) -> Result<(), CliError> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| CliError::Other(format!("cannot read {}: {e}", file.display())))?;
-    let tb = open_tablebase(dir, rules)?;
+    let tb = open_tablebase(dirs, rules)?;
     let mut results = Vec::new();
     let mut pages = Vec::new();
     for game in pdn::parse_games(&text) {
