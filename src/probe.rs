@@ -9,7 +9,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! A [`Tablebase`] registers files by name and opens each on first use; it is
+//! A [`Tablebase`] registers files by name and opens each on first use (several
+//! directories form a search path, see [`Tablebase::add_directory`]); it is
 //! `Send + Sync`, so engines can probe from many threads. A probe decodes at
 //! most one block, into a per-thread cache that is reused, so a warm probe does
 //! not allocate. Positions with a capture on the board are in the tables like

@@ -514,6 +514,102 @@ fn probe_answers_from_wdl_files_alone_without_distances() {
     assert!(out.starts_with("W:WK10,28:BK46: win for White ("), "{out}");
 }
 
+/// `generate --plan` lists what a run would solve, with the memory and disk
+/// each pair needs, and generates nothing; complete tables are left out, and
+/// pairs over `--max-memory` are marked as a run would refuse them.
+#[test]
+fn generate_plan_lists_the_pairs_and_writes_nothing() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-plan");
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().unwrap();
+    let plan = |extra: &[&str]| {
+        let mut args = vec![
+            "generate",
+            "--max-pieces",
+            "3",
+            "--out",
+            d,
+            "--plan",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    let (code, materials, _) = run(&["materials", "--max-pieces", "3", "--json"]);
+    assert_eq!(code, 0);
+    let materials: serde_json::Value = serde_json::from_str(&materials).unwrap();
+    let materials = materials.as_array().unwrap();
+    let all_states: u64 = materials
+        .iter()
+        .map(|m| m["states"].as_u64().unwrap())
+        .sum();
+    let p = plan(&[]);
+    assert!(!dir.exists(), "--plan created {d}");
+    assert_eq!(
+        p["tables_to_generate"].as_u64(),
+        Some(materials.len() as u64)
+    );
+    assert_eq!(p["tables_complete"].as_u64(), Some(0));
+    assert_eq!(p["states"].as_u64(), Some(all_states));
+    let pairs = p["pairs"].as_array().unwrap();
+    assert_eq!(pairs[0]["materials"][0], "KvK");
+    let pair_states: u64 = pairs.iter().map(|x| x["states"].as_u64().unwrap()).sum();
+    assert_eq!(pair_states, all_states);
+    assert!(pairs.iter().all(|x| x["refused"] == false
+        && x["memory_bytes"].as_u64().unwrap() > x["states"].as_u64().unwrap()));
+    assert_eq!(
+        p["peak_memory_bytes"].as_u64(),
+        pairs
+            .iter()
+            .map(|x| x["memory_bytes"].as_u64().unwrap())
+            .max()
+    );
+    // The two-piece tables done: the plan leaves them out.
+    let (code, _, err) = run(&["generate", "--max-pieces", "2", "--out", d]);
+    assert_eq!(code, 0, "{err}");
+    let p = plan(&[]);
+    assert_eq!(p["tables_complete"].as_u64(), Some(4));
+    assert_eq!(
+        p["tables_to_generate"].as_u64(),
+        Some(materials.len() as u64 - 4)
+    );
+    let names: Vec<String> = p["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["materials"][0].as_str().unwrap().to_string())
+        .collect();
+    assert!(!names.contains(&"KvK".to_string()) && names.contains(&"KKvK".to_string()));
+    // A memory limit below a pair's need: marked refused.
+    let p = plan(&["--max-memory", "0.01"]);
+    assert!(p["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|x| x["refused"] == true));
+    // The text form names the largest need.
+    let (code, out, _) = run(&["generate", "--max-pieces", "3", "--out", d, "--plan"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("tables to generate") && out.contains("Largest need:"),
+        "{out}"
+    );
+    // --plan generated nothing more.
+    let tables = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "wdl")
+        })
+        .count();
+    assert_eq!(tables, 4);
+}
+
 /// `--tables` repeated is a search path: tables split over two directories
 /// answer as one directory does, and where both hold a table the first
 /// directory's file is read.

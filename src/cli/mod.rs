@@ -14,7 +14,7 @@ use info::cmd_info;
 use probe::{cmd_explain, cmd_probe};
 use progress::Meter;
 use studies::{cmd_study, cmd_study_pdn};
-use tables::{cmd_generate, cmd_materials};
+use tables::{cmd_generate, cmd_materials, cmd_plan};
 use verify::cmd_verify;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -95,7 +95,7 @@ enum Command {
     /// for the pairs that read them (within half the memory limit and half the free disk);
     /// all are removed at the end.
     #[command(
-        after_help = "Examples:\n  frisian-tb generate --max-pieces 4\n  frisian-tb generate --max-pieces 3 --rules both --out /tmp/tables\n  frisian-tb generate --material KMvK --threads 2"
+        after_help = "Examples:\n  frisian-tb generate --max-pieces 4\n  frisian-tb generate --max-pieces 3 --rules both --out /tmp/tables\n  frisian-tb generate --material KMvK --threads 2\n  frisian-tb generate --max-pieces 5 --plan   # what a run needs, before starting it"
     )]
     Generate {
         /// Largest number of pieces.
@@ -120,6 +120,11 @@ enum Command {
         /// Print the statistics of the tables written as JSON.
         #[arg(long)]
         json: bool,
+        /// Generate nothing: list the pairs still to solve, each with its
+        /// states and the memory and work-file disk it needs, against what
+        /// the machine has.
+        #[arg(long)]
+        plan: bool,
     },
     /// The value of a position and of every legal move, from the tables.
     #[command(
@@ -383,7 +388,14 @@ fn run(cli: Cli) -> Result<(), CliError> {
             threads,
             max_memory,
             json,
+            plan,
         } => {
+            if plan {
+                for r in rules.sets() {
+                    cmd_plan(max_pieces, material, r, &out, max_memory, json)?;
+                }
+                return Ok(());
+            }
             if let Some(t) = threads {
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(t)

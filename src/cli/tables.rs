@@ -113,6 +113,195 @@ impl generate::Progress for Bar {
     }
 }
 
+/// One pair of `generate --plan`.
+#[derive(Serialize)]
+struct PlanPairJson {
+    materials: Vec<String>,
+    states: u64,
+    memory_bytes: u64,
+    work_file_bytes: u64,
+    refused: bool,
+}
+
+/// `generate --plan`: what a run of `generate` would do, for one rule set.
+#[derive(Serialize)]
+struct PlanJson {
+    rules: String,
+    out: String,
+    tables_to_generate: usize,
+    tables_complete: usize,
+    states: u64,
+    pairs: Vec<PlanPairJson>,
+    peak_memory_bytes: u64,
+    memory_limit_bytes: Option<u64>,
+    peak_work_file_bytes: u64,
+    free_disk_bytes: Option<u64>,
+}
+
+/// The plan of `generate` with these arguments, and the pairs it would solve.
+fn plan_of(
+    max_pieces: u32,
+    material: Option<Material>,
+    rules: RuleSet,
+    out: &Path,
+    max_memory: Option<f64>,
+) -> (Plan, Vec<Material>) {
+    let mut plan = match material {
+        Some(m) => Plan::material(rules, out, m),
+        None => Plan::all(rules, out, max_pieces),
+    };
+    plan.memory_limit = max_memory.map(|g| (g * (1u64 << 30) as f64) as u64);
+    let pending = plan.pending();
+    (plan, pending)
+}
+
+/// The materials of the pair of `m`: `m`, and its colour flip if that differs.
+fn pair_of(m: Material) -> Vec<Material> {
+    if m == m.flip() {
+        vec![m]
+    } else {
+        vec![m, m.flip()]
+    }
+}
+
+/// `generate --plan`: list the pairs still to solve with the memory and
+/// work-file disk each needs, against the limit and the free disk; generate
+/// nothing. A pair over the limit is marked as a run would refuse it.
+pub(super) fn cmd_plan(
+    max_pieces: u32,
+    material: Option<Material>,
+    rules: RuleSet,
+    out: &Path,
+    max_memory: Option<f64>,
+    json: bool,
+) -> Result<(), CliError> {
+    if out.exists() && !out.is_dir() {
+        return Err(CliError::Other(format!(
+            "--out {}: not a directory",
+            out.display()
+        )));
+    }
+    let (plan, pending) = plan_of(max_pieces, material, rules, out, max_memory);
+    let limit = plan.memory_limit.or_else(generate::available_memory);
+    // The free disk of the directory, or of the nearest existing parent when
+    // the run would create it.
+    let free_disk = out
+        .ancestors()
+        .find(|d| d.is_dir())
+        .or(Some(Path::new(".")))
+        .and_then(|d| {
+            generate::free_disk(if d.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                d
+            })
+        });
+    let pairs: Vec<PlanPairJson> = pending
+        .iter()
+        .map(|&m| {
+            let materials = pair_of(m);
+            let states: u64 = materials
+                .iter()
+                .map(|&x| MaterialIndex::new(x, rules).size())
+                .sum();
+            let memory = generate::memory_estimate(m, rules);
+            PlanPairJson {
+                materials: materials.iter().map(|x| x.to_string()).collect(),
+                states,
+                memory_bytes: memory,
+                work_file_bytes: states,
+                refused: limit.is_some_and(|l| memory > l),
+            }
+        })
+        .collect();
+    let to_generate: usize = pairs.iter().map(|p| p.materials.len()).sum();
+    let report = PlanJson {
+        rules: rules.name().to_string(),
+        out: out.display().to_string(),
+        tables_to_generate: to_generate,
+        tables_complete: plan.materials.len() - to_generate,
+        states: pairs.iter().map(|p| p.states).sum(),
+        peak_memory_bytes: pairs.iter().map(|p| p.memory_bytes).max().unwrap_or(0),
+        memory_limit_bytes: limit,
+        peak_work_file_bytes: pairs.iter().map(|p| p.work_file_bytes).max().unwrap_or(0),
+        free_disk_bytes: free_disk,
+        pairs,
+    };
+    if json {
+        println!("{}", serde_json::to_string(&report).expect("serialisable"));
+        return Ok(());
+    }
+    const GIB: f64 = (1u64 << 30) as f64;
+    const GB: f64 = 1e9;
+    println!(
+        "{} rules, into {}: {} tables to generate ({} pairs), {} already complete; {} states",
+        rules,
+        out.display(),
+        report.tables_to_generate,
+        report.pairs.len(),
+        report.tables_complete,
+        report.states
+    );
+    if report.pairs.is_empty() {
+        return Ok(());
+    }
+    println!(
+        "  {:<16} {:>14} {:>10} {:>12}",
+        "pair", "states", "memory", "work files"
+    );
+    for p in &report.pairs {
+        println!(
+            "  {:<16} {:>14} {:>6.2} GiB {:>9.2} GB{}",
+            p.materials.join(" + "),
+            p.states,
+            p.memory_bytes as f64 / GIB,
+            p.work_file_bytes as f64 / GB,
+            if p.refused {
+                "  REFUSED: more memory than allowed"
+            } else {
+                ""
+            }
+        );
+    }
+    let peak = report
+        .pairs
+        .iter()
+        .max_by_key(|p| p.memory_bytes)
+        .expect("not empty");
+    let limit = match report.memory_limit_bytes {
+        Some(l) => format!(
+            "{:.1} GiB {}",
+            l as f64 / GIB,
+            if max_memory.is_some() {
+                "allowed (--max-memory)"
+            } else {
+                "available"
+            }
+        ),
+        None => "unknown here".to_string(),
+    };
+    println!(
+        "Largest need: {} ({:.2} GiB, counting its work files as resident; {limit}).",
+        peak.materials.join(" + "),
+        peak.memory_bytes as f64 / GIB,
+    );
+    let free = report.free_disk_bytes.map_or("unknown".to_string(), |b| {
+        format!("{:.1} GB", b as f64 / GB)
+    });
+    println!(
+        "Work files: at most {:.2} GB at once, plus finished ones kept for later pairs \
+         (within half the free disk); free disk: {free}.",
+        report.peak_work_file_bytes as f64 / GB,
+    );
+    let refused = report.pairs.iter().filter(|p| p.refused).count();
+    if refused > 0 {
+        println!(
+            "{refused} pairs need more memory than allowed: a run skips them and the pairs that need them."
+        );
+    }
+    Ok(())
+}
+
 pub(super) fn cmd_generate(
     max_pieces: u32,
     material: Option<Material>,
@@ -127,20 +316,10 @@ pub(super) fn cmd_generate(
             out.display()
         )));
     }
-    let mut plan = match material {
-        Some(m) => Plan::material(rules, out, m),
-        None => Plan::all(rules, out, max_pieces),
-    };
-    plan.memory_limit = max_memory.map(|g| (g * (1u64 << 30) as f64) as u64);
-    let pending = plan.pending();
+    let (plan, pending) = plan_of(max_pieces, material, rules, out, max_memory);
     // A damaged file is generated again like a missing one; say which and why.
     for &m in &pending {
-        let pair = if m == m.flip() {
-            vec![m]
-        } else {
-            vec![m, m.flip()]
-        };
-        for m in pair {
+        for m in pair_of(m) {
             for e in generate::damaged(out, m, rules) {
                 eprintln!("warning: {e}; generating it again");
             }

@@ -279,8 +279,9 @@ fn read_by(pairs: &[Material]) -> Vec<Material> {
         .collect()
 }
 
-/// Disk space free for an unprivileged user in the file system of `dir`, in bytes.
-fn free_disk(dir: &Path) -> Option<u64> {
+/// Disk space free for an unprivileged user in the file system of `dir`, in
+/// bytes, if known.
+pub fn free_disk(dir: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
     let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
