@@ -14,7 +14,7 @@ use info::cmd_info;
 use probe::{cmd_explain, cmd_probe};
 use progress::Meter;
 use studies::{cmd_study, cmd_study_pdn};
-use tables::{cmd_generate, cmd_materials, cmd_plan};
+use tables::{cmd_generate, cmd_materials, cmd_plan, What};
 use verify::cmd_verify;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -390,12 +390,6 @@ fn run(cli: Cli) -> Result<(), CliError> {
             json,
             plan,
         } => {
-            if plan {
-                for r in rules.sets() {
-                    cmd_plan(max_pieces, material, r, &out, max_memory, json)?;
-                }
-                return Ok(());
-            }
             if let Some(t) = threads {
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(t)
@@ -403,7 +397,18 @@ fn run(cli: Cli) -> Result<(), CliError> {
                     .map_err(|e| CliError::Other(e.to_string()))?;
             }
             for r in rules.sets() {
-                cmd_generate(max_pieces, material, r, &out, max_memory, json)?;
+                let what = What {
+                    max_pieces,
+                    material,
+                    rules: r,
+                    out: &out,
+                    max_memory,
+                };
+                if plan {
+                    cmd_plan(&what, json)?;
+                } else {
+                    cmd_generate(&what, json)?;
+                }
             }
         }
         Command::Probe {

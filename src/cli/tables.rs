@@ -138,21 +138,34 @@ struct PlanJson {
     free_disk_bytes: Option<u64>,
 }
 
-/// The plan of `generate` with these arguments, and the pairs it would solve.
-fn plan_of(
-    max_pieces: u32,
-    material: Option<Material>,
-    rules: RuleSet,
-    out: &Path,
-    max_memory: Option<f64>,
-) -> (Plan, Vec<Material>) {
-    let mut plan = match material {
-        Some(m) => Plan::material(rules, out, m),
-        None => Plan::all(rules, out, max_pieces),
-    };
-    plan.memory_limit = max_memory.map(|g| (g * (1u64 << 30) as f64) as u64);
-    let pending = plan.pending();
-    (plan, pending)
+/// What `generate` is asked for, for one rule set.
+pub(super) struct What<'a> {
+    pub(super) max_pieces: u32,
+    pub(super) material: Option<Material>,
+    pub(super) rules: RuleSet,
+    pub(super) out: &'a Path,
+    pub(super) max_memory: Option<f64>,
+}
+
+impl What<'_> {
+    /// The plan, and the pairs it would solve; an error if `out` exists and
+    /// is not a directory.
+    fn plan(&self) -> Result<(Plan, Vec<Material>), CliError> {
+        let out = self.out;
+        if out.exists() && !out.is_dir() {
+            return Err(CliError::Other(format!(
+                "--out {}: not a directory",
+                out.display()
+            )));
+        }
+        let mut plan = match self.material {
+            Some(m) => Plan::material(self.rules, out, m),
+            None => Plan::all(self.rules, out, self.max_pieces),
+        };
+        plan.memory_limit = self.max_memory.map(|g| (g * (1u64 << 30) as f64) as u64);
+        let pending = plan.pending();
+        Ok((plan, pending))
+    }
 }
 
 /// The materials of the pair of `m`: `m`, and its colour flip if that differs.
@@ -167,21 +180,9 @@ fn pair_of(m: Material) -> Vec<Material> {
 /// `generate --plan`: list the pairs still to solve with the memory and
 /// work-file disk each needs, against the limit and the free disk; generate
 /// nothing. A pair over the limit is marked as a run would refuse it.
-pub(super) fn cmd_plan(
-    max_pieces: u32,
-    material: Option<Material>,
-    rules: RuleSet,
-    out: &Path,
-    max_memory: Option<f64>,
-    json: bool,
-) -> Result<(), CliError> {
-    if out.exists() && !out.is_dir() {
-        return Err(CliError::Other(format!(
-            "--out {}: not a directory",
-            out.display()
-        )));
-    }
-    let (plan, pending) = plan_of(max_pieces, material, rules, out, max_memory);
+pub(super) fn cmd_plan(what: &What, json: bool) -> Result<(), CliError> {
+    let (plan, pending) = what.plan()?;
+    let (rules, out, max_memory) = (what.rules, what.out, what.max_memory);
     let limit = plan.memory_limit.or_else(generate::available_memory);
     // The free disk of the directory, or of the nearest existing parent when
     // the run would create it.
@@ -302,21 +303,9 @@ pub(super) fn cmd_plan(
     Ok(())
 }
 
-pub(super) fn cmd_generate(
-    max_pieces: u32,
-    material: Option<Material>,
-    rules: RuleSet,
-    out: &Path,
-    max_memory: Option<f64>,
-    json: bool,
-) -> Result<(), CliError> {
-    if out.exists() && !out.is_dir() {
-        return Err(CliError::Other(format!(
-            "--out {}: not a directory",
-            out.display()
-        )));
-    }
-    let (plan, pending) = plan_of(max_pieces, material, rules, out, max_memory);
+pub(super) fn cmd_generate(what: &What, json: bool) -> Result<(), CliError> {
+    let (plan, pending) = what.plan()?;
+    let (rules, out) = (what.rules, what.out);
     // A damaged file is generated again like a missing one; say which and why.
     for &m in &pending {
         for m in pair_of(m) {
