@@ -724,6 +724,79 @@ fn verify_reports_a_damaged_table_and_checks_the_rest() {
     );
 }
 
+/// `verify --files-only` checks each table's files without the tables its
+/// moves lead to: a file cut short or with a changed byte fails, a table
+/// whose promotion table is damaged is still checked, a manifest line that
+/// differs is named, and no memory limit keeps a table from being checked.
+#[test]
+fn verify_files_only_checks_the_files_alone() {
+    let files_only = |d: &str, extra: &[&str]| {
+        let args = [
+            "verify",
+            "--tables",
+            d,
+            "--rules",
+            "official",
+            "--files-only",
+        ];
+        run(&[&args[..], extra].concat())
+    };
+    let (dir, _) = tables_with_one_cut_short("cli-verify-files", "KvK.official.dtw");
+    let (code, out, _) = files_only(dir.to_str().unwrap(), &[]);
+    assert_eq!(code, 1, "{out}");
+    let line = |out: &str, m: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(m))
+            .unwrap_or_else(|| panic!("no line for {m}: {out}"))
+            .to_string()
+    };
+    assert!(line(&out, "KvK").contains("FAILED"), "{out}");
+    assert!(out.contains("KvK.official.dtw"), "{out}");
+    // MvK promotes into the damaged KvK: checked all the same.
+    for m in ["MvK", "KvM", "MvM"] {
+        assert!(line(&out, m).contains(" ok "), "{out}");
+    }
+    assert!(
+        out.contains("4 tables checked (files only: no value re-derived), 1 failed"),
+        "{out}"
+    );
+    // Intact tables, then one byte changed inside a block of KvM's WDL file.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-verify-files-2");
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().unwrap();
+    let (code, _, err) = run(&["generate", "--max-pieces", "2", "--out", d]);
+    assert_eq!(code, 0, "{err}");
+    let manifest = dir.join("MANIFEST");
+    let m = manifest.to_str().unwrap();
+    let (code, out, _) = files_only(d, &["--manifest", m, "--max-memory", "0.001"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("4 tables checked (files only"), "{out}");
+    let doctored = dir.join("MANIFEST.doctored");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let changed = text.replace(
+        "official KvK 7350 1296 6050 4 1 ",
+        "official KvK 7350 1296 6050 4 2 ",
+    );
+    assert_ne!(changed, text);
+    std::fs::write(&doctored, changed).unwrap();
+    let (code, out, _) = files_only(d, &["--manifest", doctored.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        line(&out, "KvK").contains("FAILED") && out.contains("differs from"),
+        "{out}"
+    );
+    let wdl = dir.join("KvM.official.wdl");
+    let mut bytes = std::fs::read(&wdl).unwrap();
+    let at = bytes.len() - 10;
+    bytes[at] ^= 0x40;
+    std::fs::write(&wdl, bytes).unwrap();
+    let (code, out, _) = files_only(d, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(line(&out, "KvM").contains("FAILED"), "{out}");
+    assert!(out.contains("KvM.official.wdl"), "{out}");
+    assert!(line(&out, "KvK").contains(" ok "), "{out}");
+}
+
 /// A reader that goes away (`frisian-tb moves ... | head -1`) ends the
 /// process quietly, as with other Unix tools, instead of a panic with a
 /// backtrace from printing into the closed pipe.

@@ -15,7 +15,7 @@ use probe::{cmd_explain, cmd_probe};
 use progress::Meter;
 use studies::{cmd_study, cmd_study_pdn};
 use tables::{cmd_generate, cmd_materials, cmd_plan, What};
-use verify::cmd_verify;
+use verify::{cmd_verify, Selection};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use frisian_tb::material::{MaterialError, MAX_PIECES};
@@ -195,7 +195,7 @@ enum Command {
     },
     /// Re-derive every stored value from its successors with the forward move generator.
     #[command(
-        after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n  frisian-tb verify --material KMvK --material KvKM\n  frisian-tb verify --tables /var/tmp/tb --manifest tables/MANIFEST   # same values as published?\n  frisian-tb verify --max-pieces 5 --max-memory 12   # skip (and name) tables that need more\n\nExit status 1 if any value or checksum is wrong, a table file is damaged, or a table differs\nfrom --manifest; 2 if a table could not be checked (a table it needs missing or damaged, or\nmore memory needed than allowed). Every other table is still checked."
+        after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n  frisian-tb verify --material KMvK --material KvKM\n  frisian-tb verify --tables /var/tmp/tb --manifest tables/MANIFEST   # same values as published?\n  frisian-tb verify --max-pieces 5 --max-memory 12   # skip (and name) tables that need more\n  frisian-tb verify --files-only --manifest tables/MANIFEST   # copied tables intact? (minutes)\n\nExit status 1 if any value or checksum is wrong, a table file is damaged, or a table differs\nfrom --manifest; 2 if a table could not be checked (a table it needs missing or damaged, or\nmore memory needed than allowed). Every other table is still checked."
     )]
     Verify {
         /// Table directory.
@@ -219,6 +219,13 @@ enum Command {
         /// says so and exits with status 2.
         #[arg(long, value_name = "GIB", value_parser = gib_arg)]
         max_memory: Option<f64>,
+        /// Check the files only: header, checksums, every block decoded, the
+        /// header's statistics, and the values' manifest checksum (with
+        /// --manifest: the values are the published ones). No value is
+        /// re-derived, so it needs no other table and little memory, and it
+        /// finds damaged or altered files, not a wrong generator.
+        #[arg(long)]
+        files_only: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -474,14 +481,18 @@ fn run(cli: Cli) -> Result<(), CliError> {
             material,
             manifest,
             max_memory,
+            files_only,
             json,
         } => cmd_verify(
-            &tables,
-            &rules.sets(),
-            max_pieces,
-            &material,
+            &Selection {
+                dir: &tables,
+                rules: &rules.sets(),
+                max_pieces,
+                only: &material,
+            },
             manifest.as_deref(),
             max_memory,
+            files_only,
             json,
         )?,
         Command::Show {

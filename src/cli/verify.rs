@@ -6,15 +6,29 @@ use frisian_tb::{Material, MaterialIndex, RuleSet};
 use std::path::Path;
 use std::time::Instant;
 
+/// The tables `verify` checks.
+pub(super) struct Selection<'a> {
+    pub(super) dir: &'a Path,
+    pub(super) rules: &'a [RuleSet],
+    /// Only tables with at most this many pieces.
+    pub(super) max_pieces: Option<u32>,
+    /// Only these materials (all if empty).
+    pub(super) only: &'a [Material],
+}
+
 pub(super) fn cmd_verify(
-    dir: &Path,
-    rules: &[RuleSet],
-    max_pieces: Option<u32>,
-    only: &[Material],
+    selection: &Selection,
     manifest: Option<&Path>,
     max_memory: Option<f64>,
+    files_only: bool,
     json: bool,
 ) -> Result<(), CliError> {
+    let Selection {
+        dir,
+        rules,
+        max_pieces,
+        only,
+    } = *selection;
     const GIB: f64 = (1u64 << 30) as f64;
     let limit = max_memory
         .map(|g| (g * GIB) as u64)
@@ -88,7 +102,9 @@ pub(super) fn cmd_verify(
             let t = Instant::now();
             let states = MaterialIndex::new(m, r).size();
             let needed = frisian_tb::verify::memory_estimate(m, r);
-            if let Some(limit) = limit.filter(|&l| needed > l) {
+            // Checking the files alone holds one step of values, not the
+            // tables the moves lead to.
+            if let Some(limit) = limit.filter(|&l| needed > l && !files_only) {
                 // Refuse before allocating: being killed for memory half-way
                 // through a long run helps nobody.
                 let (needed, limit) = (needed as f64 / GIB, limit as f64 / GIB);
@@ -105,8 +121,11 @@ pub(super) fn cmd_verify(
             }
             let bar = Meter::new(states, json);
             bar.bar.set_message(m.to_string());
-            let check =
-                frisian_tb::verify::verify_table_with_progress(dir, m, r, 5, &|n| bar.inc(n));
+            let check = if files_only {
+                frisian_tb::verify::check_table_files(dir, m, r, &|n| bar.inc(n))
+            } else {
+                frisian_tb::verify::verify_table_with_progress(dir, m, r, 5, &|n| bar.inc(n))
+            };
             bar.bar.finish_and_clear();
             // A table that cannot be checked (a table its moves lead to is
             // missing or damaged) is reported, and the others still checked.
@@ -186,12 +205,17 @@ pub(super) fn cmd_verify(
             .collect();
         println!(
             "{}",
-            serde_json::json!({"tables": list, "failed": failed, "not_checked": skipped, "unverifiable": unreadable})
+            serde_json::json!({"tables": list, "failed": failed, "not_checked": skipped, "unverifiable": unreadable, "files_only": files_only})
         );
     } else {
         println!(
-            "{} tables checked, {} failed{}{}",
+            "{} tables checked{}, {} failed{}{}",
             checks.len(),
+            if files_only {
+                " (files only: no value re-derived)"
+            } else {
+                ""
+            },
             failed,
             if not_checked.is_empty() {
                 String::new()
