@@ -294,6 +294,14 @@ pub(super) fn cmd_plan(what: &What, json: bool) -> Result<(), CliError> {
          (within half the free disk); free disk: {free}.",
         report.peak_work_file_bytes as f64 / GB,
     );
+    if report
+        .free_disk_bytes
+        .is_some_and(|b| b < report.peak_work_file_bytes)
+    {
+        println!(
+            "Not enough free disk for the largest pair's work files: a run stops there, naming the file."
+        );
+    }
     let refused = report.pairs.iter().filter(|p| p.refused).count();
     if refused > 0 {
         println!(
