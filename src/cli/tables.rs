@@ -186,17 +186,11 @@ pub(super) fn cmd_plan(what: &What, json: bool) -> Result<(), CliError> {
     let limit = plan.memory_limit.or_else(generate::available_memory);
     // The free disk of the directory, or of the nearest existing parent when
     // the run would create it.
-    let free_disk = out
-        .ancestors()
-        .find(|d| d.is_dir())
-        .or(Some(Path::new(".")))
-        .and_then(|d| {
-            generate::free_disk(if d.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                d
-            })
-        });
+    let free_disk = generate::free_disk(
+        out.ancestors()
+            .find(|d| d.is_dir())
+            .unwrap_or(Path::new(".")),
+    );
     let pairs: Vec<PlanPairJson> = pending
         .iter()
         .map(|&m| {
@@ -324,14 +318,10 @@ pub(super) fn cmd_generate(what: &What, json: bool) -> Result<(), CliError> {
     }
     let total: u64 = pending
         .iter()
-        .map(|&m| MaterialIndex::new(m, rules).size() * if m == m.flip() { 1 } else { 2 })
+        .map(|&m| MaterialIndex::new(m, rules).size() * pair_of(m).len() as u64)
         .sum();
     let meter = Meter::new(total, json);
-    let skipped = plan.materials.len()
-        - pending
-            .iter()
-            .map(|m| if *m == m.flip() { 1 } else { 2 })
-            .sum::<usize>();
+    let skipped = plan.materials.len() - pending.iter().map(|&m| pair_of(m).len()).sum::<usize>();
     if !json {
         eprintln!(
             "{} rules: {} tables to generate, {} already complete, {} states",
