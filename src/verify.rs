@@ -279,7 +279,7 @@ fn check_table(
         };
         if let Err(e) = f.check_body() {
             file_errors.push(e.to_string());
-        } else if let Err(e) = f.for_each_block(|_| {}) {
+        } else if let Err(e) = f.check_blocks() {
             file_errors.push(e.to_string());
         }
         files.push(f);
