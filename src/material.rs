@@ -60,6 +60,24 @@ impl Material {
         Material::new(self.opp_men, self.opp_kings, self.stm_men, self.stm_kings)
     }
 
+    /// The pair the generator solves together (an ordinary move leads from a
+    /// material to its flip): this material, and its flip if that differs.
+    ///
+    /// ```
+    /// use frisian_tb::Material;
+    /// let m: Material = "KMvK".parse().unwrap();
+    /// assert_eq!(m.with_flip(), ["KMvK".parse().unwrap(), "KvKM".parse().unwrap()]);
+    /// let kk: Material = "KvK".parse().unwrap();
+    /// assert_eq!(kk.with_flip(), [kk]);
+    /// ```
+    pub fn with_flip(self) -> Vec<Material> {
+        if self.flip() == self {
+            vec![self]
+        } else {
+            vec![self, self.flip()]
+        }
+    }
+
     /// Total number of pieces.
     pub const fn pieces(self) -> u32 {
         (self.stm_men + self.stm_kings + self.opp_men + self.opp_kings) as u32

@@ -168,15 +168,6 @@ impl What<'_> {
     }
 }
 
-/// The materials of the pair of `m`: `m`, and its colour flip if that differs.
-fn pair_of(m: Material) -> Vec<Material> {
-    if m == m.flip() {
-        vec![m]
-    } else {
-        vec![m, m.flip()]
-    }
-}
-
 /// `generate --plan`: list the pairs still to solve with the memory and
 /// work-file disk each needs, against the limit and the free disk; generate
 /// nothing. A pair over the limit is marked as a run would refuse it.
@@ -194,7 +185,7 @@ pub(super) fn cmd_plan(what: &What, json: bool) -> Result<(), CliError> {
     let pairs: Vec<PlanPairJson> = pending
         .iter()
         .map(|&m| {
-            let materials = pair_of(m);
+            let materials = m.with_flip();
             let states: u64 = materials
                 .iter()
                 .map(|&x| MaterialIndex::new(x, rules).size())
@@ -310,7 +301,7 @@ pub(super) fn cmd_generate(what: &What, json: bool) -> Result<(), CliError> {
     let (rules, out) = (what.rules, what.out);
     // A damaged file is generated again like a missing one; say which and why.
     for &m in &pending {
-        for m in pair_of(m) {
+        for m in m.with_flip() {
             for e in generate::damaged(out, m, rules) {
                 eprintln!("warning: {e}; generating it again");
             }
@@ -318,10 +309,11 @@ pub(super) fn cmd_generate(what: &What, json: bool) -> Result<(), CliError> {
     }
     let total: u64 = pending
         .iter()
-        .map(|&m| MaterialIndex::new(m, rules).size() * pair_of(m).len() as u64)
+        .map(|&m| MaterialIndex::new(m, rules).size() * m.with_flip().len() as u64)
         .sum();
     let meter = Meter::new(total, json);
-    let skipped = plan.materials.len() - pending.iter().map(|&m| pair_of(m).len()).sum::<usize>();
+    let skipped =
+        plan.materials.len() - pending.iter().map(|&m| m.with_flip().len()).sum::<usize>();
     if !json {
         eprintln!(
             "{} rules: {} tables to generate, {} already complete, {} states",

@@ -329,11 +329,7 @@ pub const BYTES_PER_BATCH_STATE: u64 = 20;
 /// per state; the kernel may page them out, but they are counted so that a
 /// run never depends on that).
 pub fn memory_estimate(m: Material, rules: RuleSet) -> u64 {
-    let pair = if m == m.flip() {
-        vec![m]
-    } else {
-        vec![m, m.flip()]
-    };
+    let pair = m.with_flip();
     let indexes: Vec<MaterialIndex> = pair.iter().map(|&x| MaterialIndex::new(x, rules)).collect();
     let states: u64 = indexes.iter().map(|ix| ix.size()).sum();
     let largest_slice_pair: u64 = indexes.iter().map(|ix| ix.slice_len()).sum();
@@ -472,7 +468,7 @@ pub fn run(plan: &Plan, progress: &dyn Progress) -> Result<Vec<TableStats>, Gene
             }
             Err(err) => return Err(err),
         };
-        let states = MaterialIndex::new(m, plan.rules).size() * if m == m.flip() { 1 } else { 2 };
+        let states = MaterialIndex::new(m, plan.rules).size() * m.with_flip().len() as u64;
         progress.start(m, states);
         written.extend(pair::solve_pair_keeping(
             m,

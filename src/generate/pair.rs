@@ -298,11 +298,7 @@ pub(super) fn solve_pair_keeping(
     progress: &dyn Progress,
     mut kept: Option<&mut Kept>,
 ) -> Result<Vec<TableStats>, GenerateError> {
-    let mats: Vec<Material> = if m.flip() == m {
-        vec![m]
-    } else {
-        vec![m, m.flip()]
-    };
+    let mats = m.with_flip();
     let io = |path: &Path, source: std::io::Error| {
         GenerateError::Table(TableError::Io {
             path: path.to_path_buf(),
