@@ -8,8 +8,9 @@
 //! statistics are checked too. [`check_table_files`] makes the file checks
 //! alone, quickly and without the other tables, for copied or downloaded files.
 
-use crate::checksum::ManifestChecksum;
-use crate::generate::{successor_materials, Counts, GenerateError, Solved, TableStats, Value};
+use crate::generate::{
+    successor_materials, Counts, GenerateError, Solved, StreamStats, TableStats, Value,
+};
 use crate::geometry::Square;
 use crate::index::{MaterialIndex, PlacementCache};
 use crate::material::Material;
@@ -57,6 +58,19 @@ impl TableCheck {
     /// Whether everything checked out.
     pub fn ok(&self) -> bool {
         self.file_errors.is_empty() && self.mismatches == 0
+    }
+
+    /// A table whose files are damaged: their problems alone, since no value
+    /// read from them can be trusted.
+    fn damaged(material: Material, rules: RuleSet, file_errors: Vec<String>) -> TableCheck {
+        TableCheck {
+            material: material.to_string(),
+            states: MaterialIndex::new(material, rules).size(),
+            file_errors,
+            mismatches: 0,
+            first_mismatches: Vec::new(),
+            stats: None,
+        }
     }
 }
 
@@ -120,10 +134,6 @@ pub fn verify_table(
     verify_table_with_progress(dir, material, rules, keep, &|_| {})
 }
 
-/// States verified per step: the table's own values are decoded one step at a
-/// time, so its size does not add to the memory needed.
-const STEP: u64 = 1 << 24;
-
 /// The tables whose decoded values verifying `material` holds in memory: its
 /// colour flip (ordinary moves lead there) and the tables captures and
 /// promotions lead to, each once.
@@ -140,30 +150,32 @@ fn needed_materials(material: Material) -> Vec<Material> {
 /// Estimated peak memory, in bytes, of verifying `material`: a byte per state
 /// of every table that `needed_materials` lists (as [`Solved`] holds them; two
 /// for a table with a DTW over 252 plies, which no table up to five pieces
-/// has), one step of the table's own values, and a margin of an eighth for the
+/// has), one group of the table's own values, and a margin of an eighth for the
 /// mapped table files (their pages count as resident while they are read),
 /// the per-thread move lists, caches and allocator slack. On the largest
-/// lidraughts five-piece tables it was 4-6% above the measured peaks (up to
-/// 4.9 GB, KMMvKM; BENCHMARKS.md, 2026-12-05, twelfth session).
+/// lidraughts five-piece tables it is 2.5-4% above the measured peaks (up
+/// to 4.9 GB, KMMvKM; BENCHMARKS.md, 2026-12-07, thirty-first session).
 pub fn memory_estimate(material: Material, rules: RuleSet) -> u64 {
     let states: u64 = needed_materials(material)
         .iter()
         .map(|&m| MaterialIndex::new(m, rules).size())
         .sum();
     let values = states;
-    // One step: WDL and DTW as decoded (u16 each) and as `Value`s (4 bytes).
-    let step = STEP * 8;
-    values + values / 8 + step + (64 << 20)
+    // The table's own values are read a group of blocks at a time (4 Mi
+    // states as the writer lays them out), so its size adds nothing: one
+    // group as `Value`s (4 bytes) and as manifest records (2 bytes).
+    let group = (4 << 20) * 6;
+    values + values / 8 + group + (64 << 20)
 }
 
 /// Re-derive the values of the states `step..` of `ix` and compare them with
-/// `stored`, in parallel: the number of wrong values and the first `keep` of
+/// `stored` (packed, [`Value::pack`]), in parallel: the number of wrong values and the first `keep` of
 /// them, per chunk of states.
 fn check_states(
     ix: &MaterialIndex,
     values: &Solved,
     step: u64,
-    stored: &[Value],
+    stored: &[u16],
     keep: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Vec<(u64, Vec<Mismatch>)> {
@@ -199,14 +211,14 @@ fn check_states(
                     }
                 };
                 let want = derive(&pos, values, &moves[list].1, &mut cache);
-                if want != have {
+                if want.pack() != have {
                     n += 1;
                     if first.len() < keep {
                         first.push(Mismatch {
                             material: ix.material().to_string(),
                             index: i,
                             fen: crate::fen::write(&pos),
-                            stored: show(have),
+                            stored: Value::unpack(have).map_or_else(|| "no value".into(), show),
                             expected: show(want),
                         });
                     }
@@ -279,22 +291,26 @@ fn check_table(
         };
         if let Err(e) = f.check_body() {
             file_errors.push(e.to_string());
-        } else if let Err(e) = f.check_blocks() {
-            file_errors.push(e.to_string());
         }
         files.push(f);
     }
     if !file_errors.is_empty() {
         // The values themselves cannot be trusted; report the file problems alone.
-        let ix = MaterialIndex::new(material, rules);
-        return Ok(TableCheck {
-            material: material.to_string(),
-            states: ix.size(),
-            file_errors,
-            mismatches: 0,
-            first_mismatches: Vec::new(),
-            stats: None,
-        });
+        return Ok(TableCheck::damaged(material, rules, file_errors));
+    }
+    // The full check reads other tables and takes long: damaged blocks are
+    // found first, before any of that. The check of the files alone decodes
+    // each block once, in the pass below, which compares the values
+    // checksums at its end.
+    if keep.is_some() {
+        for f in &files {
+            if let Err(e) = f.check_blocks() {
+                file_errors.push(e.to_string());
+            }
+        }
+        if !file_errors.is_empty() {
+            return Ok(TableCheck::damaged(material, rules, file_errors));
+        }
     }
     let values = match keep {
         Some(_) => Some(Solved::load(dir, rules, &needed_materials(material))?),
@@ -303,46 +319,43 @@ fn check_table(
     let ix = MaterialIndex::new(material, rules);
     let size = ix.size();
     let header = files[0].header().clone();
+    let dtw_header = files[1].header().clone();
 
     let (mut mismatches, mut first_mismatches) = (0u64, Vec::new());
-    let mut counts = Counts::default();
-    let mut sum = ManifestChecksum::default();
-    for step in (0..size).step_by(STEP as usize) {
-        let len = (size - step).min(STEP) as usize;
-        let wdl = files[0].read_range(step, len)?;
-        let dtw = files[1].read_range(step, len)?;
-        let dtw_header = files[1].header();
-        let stored: Vec<Value> = wdl
-            .par_iter()
-            .zip(&dtw)
-            .map(|(&x, &d)| Value::stored(x, d, dtw_header))
-            .collect();
-        // The statistics are serial: one thread adds them up while the
-        // others start on the states.
-        let ((), found): ((), Vec<(u64, Vec<Mismatch>)>) = rayon::join(
-            || {
-                let records: Vec<u16> = stored.iter().map(|v| v.pack()).collect();
-                sum.update(&records);
-                for &v in &stored {
-                    counts.add(v);
-                }
-            },
-            || match (&values, keep) {
-                (Some(values), Some(keep)) => {
-                    check_states(&ix, values, step, &stored, keep, progress)
-                }
-                _ => {
-                    progress(len as u64);
-                    Vec::new()
-                }
-            },
-        );
-        for (n, first) in found {
-            mismatches += n;
-            let keep = keep.unwrap_or(0);
-            let room = keep - first_mismatches.len().min(keep);
-            first_mismatches.extend(first.into_iter().take(room));
-        }
+    let mut stats = StreamStats::default();
+    let mut step = 0;
+    // One group of blocks at a time (4 Mi states as the writer lays them
+    // out), every part of the work in parallel. The values come packed
+    // (`Value::pack`), as the manifest checksum reads them.
+    let read = files[0].for_each_group_with_dtw(
+        &files[1],
+        |w, d| Value::stored(w, d, &dtw_header).pack(),
+        |stored: &[u16]| {
+            let ((), found): ((), Vec<(u64, Vec<Mismatch>)>) = rayon::join(
+                || stats.add(stored),
+                || match (&values, keep) {
+                    (Some(values), Some(keep)) => {
+                        check_states(&ix, values, step, stored, keep, progress)
+                    }
+                    _ => {
+                        progress(stored.len() as u64);
+                        Vec::new()
+                    }
+                },
+            );
+            for (n, first) in found {
+                mismatches += n;
+                let keep = keep.unwrap_or(0);
+                let room = keep - first_mismatches.len().min(keep);
+                first_mismatches.extend(first.into_iter().take(room));
+            }
+            step += stored.len() as u64;
+        },
+    );
+    if let Err(e) = read {
+        // A block that does not decode, or values that do not match their
+        // checksum: nothing read from the file can be trusted.
+        return Ok(TableCheck::damaged(material, rules, vec![e.to_string()]));
     }
     // Header statistics must match the values.
     let Counts {
@@ -350,7 +363,7 @@ fn check_table(
         draws: d,
         losses: l,
         longest_win: longest,
-    } = counts;
+    } = stats.counts();
     if (header.wins, header.draws, header.losses, header.longest_win) != (w, d, l, longest) {
         file_errors.push(format!(
             "header statistics (win {} draw {} loss {} longest {}) differ from the values (win {w} draw {d} loss {l} longest {longest})",
@@ -363,16 +376,7 @@ fn check_table(
         file_errors,
         mismatches,
         first_mismatches,
-        stats: Some(TableStats {
-            material: material.to_string(),
-            rules: rules.name().to_string(),
-            states: size,
-            wins: w,
-            draws: d,
-            losses: l,
-            longest_win: longest,
-            checksum: format!("{:016x}", sum.finish()),
-        }),
+        stats: Some(stats.finish(material, rules, size)),
     })
 }
 
@@ -381,14 +385,15 @@ mod tests {
     use super::*;
 
     /// The estimate covers the flip and the promotion table, and stays close to
-    /// the peaks measured with `/usr/bin/time` (BENCHMARKS.md, 2026-12-05,
-    /// twelfth session: a byte per decoded state).
+    /// the peaks measured with `/usr/bin/time` (BENCHMARKS.md, 2026-12-07,
+    /// thirty-first session: a byte per decoded state, the table's own
+    /// values a group of blocks at a time).
     #[test]
     fn memory_estimate_is_just_above_the_measured_peaks() {
         for (name, peak_kib) in [
-            ("KMMvKM", 4_775_636u64),
-            ("KMvKKM", 3_707_448),
-            ("KMvKMM", 2_068_264),
+            ("KMMvKM", 4_773_760u64),
+            ("KMvKKM", 3_651_832),
+            ("KMvKMM", 1_992_924),
         ] {
             let m: Material = name.parse().unwrap();
             let peak = peak_kib * 1024;

@@ -711,3 +711,88 @@ fn values_checksums_follow_the_format_version() {
         );
     }
 }
+
+/// A table laid out otherwise than this crate writes it (a byte per WDL
+/// value, 1,000 states a block, so the WDL and DTW blocks no longer line
+/// up) is read alike by every reader that streams a table: `verify`, the
+/// check of the files alone, the statistics, the generator's loading, and
+/// probes; and a damaged block in it is still found.
+#[test]
+fn tables_laid_out_otherwise_read_alike() {
+    let (m, rules) = ("KMvK".parse::<Material>().unwrap(), RuleSet::Official);
+    let dir = copy_of_tables("other-layout", |_| true);
+    let name = table::file_name(m, rules, Metric::Wdl);
+    let original = TableFile::open(&tables().join(&name)).unwrap();
+    let h = original.header().clone();
+    let values = original.read_all().unwrap();
+    let spec = table::TableSpec {
+        metric: Metric::Wdl,
+        rules,
+        material: m,
+        states: h.states,
+        max_value: 2,
+        counts: (h.wins, h.draws, h.losses),
+        longest_win: h.longest_win,
+    };
+    let mut w = table::TableWriter::new(&dir.join(&name), &spec).with_layout(1, 1000);
+    let raw: Vec<Vec<u8>> = values.chunks(1000).map(|c| w.encode(c)).collect();
+    w.push(table::compress_blocks(w.level(), &raw).unwrap());
+    w.finish().unwrap();
+    let relaid = TableFile::open(&dir.join(&name)).unwrap();
+    assert_eq!(
+        (relaid.header().value_width, relaid.header().block_states),
+        (1, 1000)
+    );
+    assert_eq!(relaid.read_all().unwrap(), values);
+
+    let stats = generate::table_stats(tables(), m, rules).unwrap();
+    assert_eq!(generate::table_stats(&dir, m, rules).unwrap(), stats);
+    assert_eq!(
+        generate::load_values(&dir, m, rules).unwrap(),
+        generate::load_values(tables(), m, rules).unwrap()
+    );
+    let files = frisian_tb::verify::check_table_files(&dir, m, rules, &|_| {}).unwrap();
+    assert!(files.ok(), "{:?}", files.file_errors);
+    assert_eq!(files.stats.as_ref(), Some(&stats));
+    let full = frisian_tb::verify::verify_table(&dir, m, rules, 3).unwrap();
+    assert!(full.ok() && full.stats.as_ref() == Some(&stats));
+    let mut tb = Tablebase::new(rules);
+    tb.add_directory(&dir).unwrap();
+    let reference = tablebase(rules);
+    let ix = MaterialIndex::new(m, rules);
+    for i in (0..ix.size()).step_by(997) {
+        let p = ix.position(i);
+        if p.outcome().is_none() {
+            assert_eq!(
+                tb.probe(&p).unwrap(),
+                reference.probe(&p).unwrap(),
+                "state {i}"
+            );
+        }
+    }
+
+    // One byte changed inside the last block's frame, the body checksum
+    // made to match: zstd's content checksum finds it, in both checks.
+    let mut bytes = std::fs::read(dir.join(&name)).unwrap();
+    let at = bytes.len() - 10;
+    bytes[at] ^= 0x40;
+    let body = table::Fnv::of(&bytes[table::HEADER_LEN..]);
+    bytes[72..80].copy_from_slice(&body.to_le_bytes());
+    reseal_header(&mut bytes);
+    std::fs::write(dir.join(&name), &bytes).unwrap();
+    TableFile::open(&dir.join(&name))
+        .unwrap()
+        .check_body()
+        .unwrap();
+    for check in [
+        frisian_tb::verify::check_table_files(&dir, m, rules, &|_| {}).unwrap(),
+        frisian_tb::verify::verify_table(&dir, m, rules, 3).unwrap(),
+    ] {
+        assert!(!check.ok() && check.stats.is_none());
+        assert!(
+            check.file_errors.iter().any(|e| e.contains(&name)),
+            "{:?}",
+            check.file_errors
+        );
+    }
+}

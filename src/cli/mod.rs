@@ -195,7 +195,7 @@ enum Command {
     },
     /// Re-derive every stored value from its successors with the forward move generator.
     #[command(
-        after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n  frisian-tb verify --material KMvK --material KvKM\n  frisian-tb verify --tables /var/tmp/tb --manifest tables/MANIFEST   # same values as published?\n  frisian-tb verify --max-pieces 5 --max-memory 12   # skip (and name) tables that need more\n  frisian-tb verify --files-only --manifest tables/MANIFEST   # copied tables intact? (minutes)\n\nExit status 1 if any value or checksum is wrong, a table file is damaged, or a table differs\nfrom --manifest; 2 if a table could not be checked (a table it needs missing or damaged, or\nmore memory needed than allowed). Every other table is still checked."
+        after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n  frisian-tb verify --material KMvK --material KvKM\n  frisian-tb verify --tables /var/tmp/tb --manifest tables/MANIFEST   # same values as published?\n  frisian-tb verify --max-pieces 5 --max-memory 12   # skip (and name) tables that need more\n  frisian-tb verify --files-only --manifest tables/MANIFEST   # copied tables intact? (under a minute)\n\nExit status 1 if any value or checksum is wrong, a table file is damaged, or a table differs\nfrom --manifest; 2 if a table could not be checked (a table it needs missing or damaged, or\nmore memory needed than allowed). Every other table is still checked."
     )]
     Verify {
         /// Table directory.

@@ -70,10 +70,10 @@ mod write;
 pub use pair::solve_pair;
 use solved::Kept;
 pub use solved::{damaged, is_complete, load_values, Solved};
-pub(crate) use write::Counts;
 pub use write::{
     manifest_is_current, stats, table_stats, write_tables, TableStats, MANIFEST_HEADER,
 };
+pub(crate) use write::{Counts, StreamStats};
 
 use crate::index::MaterialIndex;
 use crate::material::Material;

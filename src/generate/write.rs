@@ -250,24 +250,50 @@ pub fn table_stats(
 ) -> Result<TableStats, GenerateError> {
     let (wdl_file, dtw_file) = super::solved::open_pair(dir, material, rules)?;
     let dtw_header = dtw_file.header().clone();
-    let (mut counts, mut sum) = (Counts::default(), ManifestChecksum::default());
+    let mut stats = StreamStats::default();
     wdl_file.for_each_group_with_dtw(
         &dtw_file,
         |w, d| Value::stored(w, d, &dtw_header).pack(),
-        |values: &[u16]| {
-            for &v in values {
-                counts.add(v.value());
-            }
-            sum.update(values);
-        },
+        |values: &[u16]| stats.add(values),
     )?;
-    Ok(stats_with(
-        material,
-        rules,
-        wdl_file.header().states,
-        counts,
-        sum.finish(),
-    ))
+    Ok(stats.finish(material, rules, wdl_file.header().states))
+}
+
+/// Statistics and the manifest checksum of a table's packed values
+/// ([`Value::pack`]) given a group at a time, in index order: each group is
+/// counted and hashed in parallel.
+#[derive(Default)]
+pub(crate) struct StreamStats {
+    counts: Counts,
+    sum: ManifestChecksum,
+}
+
+impl StreamStats {
+    /// Add the next group.
+    pub(crate) fn add(&mut self, packed: &[u16]) {
+        let counts = packed
+            .par_chunks(ManifestChecksum::CHUNK)
+            .map(|c| {
+                let mut k = Counts::default();
+                c.iter()
+                    .filter_map(|&v| Value::unpack(v))
+                    .for_each(|v| k.add(v));
+                k
+            })
+            .reduce(Counts::default, Counts::merge);
+        self.counts = self.counts.merge(counts);
+        self.sum.update(packed);
+    }
+
+    /// The counts so far.
+    pub(crate) fn counts(&self) -> Counts {
+        self.counts
+    }
+
+    /// The statistics of the table (`states` states in all).
+    pub(crate) fn finish(self, material: Material, rules: RuleSet, states: u64) -> TableStats {
+        stats_with(material, rules, states, self.counts, self.sum.finish())
+    }
 }
 
 /// Statistics of packed values read on demand, and the largest DTW: one
