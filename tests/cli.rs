@@ -797,6 +797,133 @@ fn verify_files_only_checks_the_files_alone() {
     assert!(line(&out, "KvK").contains(" ok "), "{out}");
 }
 
+/// `verify --journal FILE` records each table that passes and skips, on
+/// the next run, the tables recorded with the files they have now: an
+/// interrupted run resumes. A full check stands for a check of the files,
+/// not the other way round; a changed file is checked again; the manifest
+/// is still compared; a line cut short is ignored and a file that is not a
+/// journal refused.
+#[test]
+fn verify_journal_resumes_and_checks_changed_files_again() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-verify-journal");
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().unwrap();
+    let (code, _, err) = run(&["generate", "--max-pieces", "2", "--out", d]);
+    assert_eq!(code, 0, "{err}");
+    let journal = dir.join("verify.journal");
+    let j = journal.to_str().unwrap();
+    let verify = |extra: &[&str]| {
+        let args = [
+            "verify",
+            "--tables",
+            d,
+            "--rules",
+            "official",
+            "--journal",
+            j,
+        ];
+        run(&[&args[..], extra].concat())
+    };
+    let line = |out: &str, m: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(m))
+            .unwrap_or_else(|| panic!("no line for {m}: {out}"))
+            .to_string()
+    };
+    let recorded = |out: &str, m: &str| line(out, m).contains("passed before");
+    // A run stopped after KvK: the next checks the other three only.
+    let (code, out, _) = verify(&["--material", "KvK"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out, _) = verify(&[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(recorded(&out, "KvK"), "{out}");
+    for m in ["MvK", "KvM", "MvM"] {
+        assert!(
+            !recorded(&out, m) && line(&out, m).contains(" ok "),
+            "{out}"
+        );
+    }
+    assert!(out.contains("4 tables checked (1 passed before"), "{out}");
+    // All four recorded now, by full checks, which cover --files-only too.
+    for extra in [&[][..], &["--files-only"]] {
+        let (code, out, _) = verify(extra);
+        assert_eq!(code, 0, "{out}");
+        assert!(out.contains("(4 passed before"), "{out}");
+    }
+    // A check of the files does not stand for a full one.
+    let files_journal = dir.join("files.journal");
+    let fj = files_journal.to_str().unwrap();
+    let args = [
+        "verify",
+        "--tables",
+        d,
+        "--rules",
+        "official",
+        "--journal",
+        fj,
+    ];
+    let (code, _, _) = run(&[&args[..], &["--files-only"]].concat());
+    assert_eq!(code, 0);
+    let (code, out, _) = run(&args);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("passed before"), "{out}");
+    // The manifest is compared for recorded tables too.
+    let doctored = dir.join("MANIFEST.doctored");
+    let text = std::fs::read_to_string(dir.join("MANIFEST")).unwrap();
+    let changed = text.replace(
+        "official KvK 7350 1296 6050 4 1 ",
+        "official KvK 7350 1296 6050 4 2 ",
+    );
+    assert_ne!(changed, text);
+    std::fs::write(&doctored, changed).unwrap();
+    let (code, out, _) = verify(&["--manifest", doctored.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        recorded(&out, "KvK") && line(&out, "KvK").contains("FAILED"),
+        "{out}"
+    );
+    assert!(out.contains("differs from"), "{out}");
+    // A byte changed inside a block of KvM's WDL file: KvM is checked again
+    // and fails; a line cut short at the end of the journal is ignored.
+    let wdl = dir.join("KvM.official.wdl");
+    let mut bytes = std::fs::read(&wdl).unwrap();
+    let at = bytes.len() - 10;
+    bytes[at] ^= 0x40;
+    std::fs::write(&wdl, bytes).unwrap();
+    let mut text = std::fs::read_to_string(&journal).unwrap();
+    text.push_str("full 0123");
+    std::fs::write(&journal, text).unwrap();
+    let (code, out, _) = verify(&[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        !recorded(&out, "KvM") && line(&out, "KvM").contains("FAILED"),
+        "{out}"
+    );
+    for m in ["KvK", "MvK", "MvM"] {
+        assert!(recorded(&out, m), "{out}");
+    }
+    // The next run's lines start on a line of their own.
+    let text = std::fs::read_to_string(&journal).unwrap();
+    assert!(text.contains("full 0123\n"), "{text}");
+    // Anything else given as the journal is refused, and left alone.
+    let manifest = dir.join("MANIFEST");
+    let before = std::fs::read(&manifest).unwrap();
+    let args = [
+        "verify",
+        "--tables",
+        d,
+        "--journal",
+        manifest.to_str().unwrap(),
+    ];
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("not a verify journal") && err.contains("MANIFEST"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&manifest).unwrap(), before);
+}
+
 /// A reader that goes away (`frisian-tb moves ... | head -1`) ends the
 /// process quietly, as with other Unix tools, instead of a panic with a
 /// backtrace from printing into the closed pipe.

@@ -195,7 +195,7 @@ enum Command {
     },
     /// Re-derive every stored value from its successors with the forward move generator.
     #[command(
-        after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n  frisian-tb verify --material KMvK --material KvKM\n  frisian-tb verify --tables /var/tmp/tb --manifest tables/MANIFEST   # same values as published?\n  frisian-tb verify --max-pieces 5 --max-memory 12   # skip (and name) tables that need more\n  frisian-tb verify --files-only --manifest tables/MANIFEST   # copied tables intact? (under a minute)\n\nExit status 1 if any value or checksum is wrong, a table file is damaged, or a table differs\nfrom --manifest; 2 if a table could not be checked (a table it needs missing or damaged, or\nmore memory needed than allowed). Every other table is still checked."
+        after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n  frisian-tb verify --material KMvK --material KvKM\n  frisian-tb verify --tables /var/tmp/tb --manifest tables/MANIFEST   # same values as published?\n  frisian-tb verify --max-pieces 5 --max-memory 12   # skip (and name) tables that need more\n  frisian-tb verify --files-only --manifest tables/MANIFEST   # copied tables intact? (under a minute)\n  frisian-tb verify --journal /tmp/verify.journal   # run again after an interruption: resumes\n\nExit status 1 if any value or checksum is wrong, a table file is damaged, or a table differs\nfrom --manifest; 2 if a table could not be checked (a table it needs missing or damaged, or\nmore memory needed than allowed). Every other table is still checked."
     )]
     Verify {
         /// Table directory.
@@ -226,6 +226,13 @@ enum Command {
         /// finds damaged or altered files, not a wrong generator.
         #[arg(long)]
         files_only: bool,
+        /// Record each table that passes in this file, and skip the tables it
+        /// records as passed whose files have not changed since (same header
+        /// checksum, length and modification time): an interrupted run given
+        /// the same journal resumes where it stopped. A full check recorded
+        /// also stands for --files-only, not the other way round.
+        #[arg(long, value_name = "FILE")]
+        journal: Option<PathBuf>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -482,6 +489,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             manifest,
             max_memory,
             files_only,
+            journal,
             json,
         } => cmd_verify(
             &Selection {
@@ -493,6 +501,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             manifest.as_deref(),
             max_memory,
             files_only,
+            journal.as_deref(),
             json,
         )?,
         Command::Show {

@@ -1,10 +1,132 @@
 //! `verify`: every stored value re-derived from its successors.
 
 use super::{CliError, Meter};
+use frisian_tb::generate::TableStats;
 use frisian_tb::probe::Tablebase;
+use frisian_tb::table::{self, Metric, TableFile};
+use frisian_tb::verify::TableCheck;
 use frisian_tb::{Material, MaterialIndex, RuleSet};
-use std::path::Path;
-use std::time::Instant;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Instant, UNIX_EPOCH};
+
+/// `verify --journal FILE`: the tables earlier runs found ok, and the lines
+/// this run adds as tables pass, so that an interrupted run resumes.
+///
+/// A line is `full|files IDENTITY MANIFEST-LINE`: what was checked, the
+/// identity of the table's two files when the check began (header checksum,
+/// length and modification time of each: the header checksum covers the
+/// body and values checksums, and a file changed in place has a new time),
+/// and the statistics found, as a manifest line. A line cut short by a crash
+/// does not parse and is ignored.
+struct Journal {
+    path: PathBuf,
+    /// By (rules, material): the last line of each table.
+    passed: HashMap<(String, String), (bool, String, TableStats)>,
+    file: std::fs::File,
+}
+
+impl Journal {
+    const HEADER: &'static str =
+        "# frisian-tb verify journal 1: full|files, the files' identities, the manifest line found";
+
+    fn open(path: &Path) -> Result<Journal, CliError> {
+        let err = |e: std::io::Error| CliError::Other(format!("{}: {e}", path.display()));
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(err(e)),
+        };
+        if !text.is_empty() && text.lines().next() != Some(Self::HEADER) {
+            return Err(CliError::Other(format!(
+                "{}: not a verify journal (its first line is not `{}`); give another file",
+                path.display(),
+                Self::HEADER
+            )));
+        }
+        let mut passed = HashMap::new();
+        for l in text.lines().skip(1) {
+            let mut f = l.splitn(3, ' ');
+            let (Some(kind), Some(identity), Some(line)) = (f.next(), f.next(), f.next()) else {
+                continue;
+            };
+            if let (Some(full), Some(stats)) = (
+                match kind {
+                    "full" => Some(true),
+                    "files" => Some(false),
+                    _ => None,
+                },
+                TableStats::from_manifest_line(line),
+            ) {
+                let key = (stats.rules.clone(), stats.material.clone());
+                passed.insert(key, (full, identity.to_string(), stats));
+            }
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(err)?;
+        if text.is_empty() {
+            writeln!(file, "{}", Self::HEADER).map_err(err)?;
+        } else if !text.ends_with('\n') {
+            // A line cut short: the next starts on a line of its own.
+            writeln!(file).map_err(err)?;
+        }
+        Ok(Journal {
+            path: path.to_path_buf(),
+            passed,
+            file,
+        })
+    }
+
+    /// The identity of a table's two files (see [`Journal`]); `None` if
+    /// either cannot be read, which the check itself then reports.
+    fn identity(dir: &Path, m: Material, r: RuleSet) -> Option<String> {
+        let mut parts = Vec::new();
+        for metric in [Metric::Wdl, Metric::Dtw] {
+            let path = dir.join(table::file_name(m, r, metric));
+            let meta = std::fs::metadata(&path).ok()?;
+            let time = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?;
+            let header = TableFile::open(&path).ok()?.header().checksum();
+            parts.push(format!("{header:016x}:{}:{}", meta.len(), time.as_nanos()));
+        }
+        Some(parts.join(","))
+    }
+
+    /// The statistics recorded for the table, if it passed a check that
+    /// covers this one (`full`: values re-derived) with the files it has now:
+    /// the same identity, and bodies that still match the checksum their
+    /// headers give (a second or so for the largest five-piece table, so
+    /// that a file changed in place is found even where the file system
+    /// keeps coarse times).
+    fn recorded(
+        &self,
+        dir: &Path,
+        m: Material,
+        r: RuleSet,
+        identity: &str,
+        full: bool,
+    ) -> Option<&TableStats> {
+        let (was_full, id, stats) = self.passed.get(&(r.name().to_string(), m.to_string()))?;
+        let intact = || {
+            [Metric::Wdl, Metric::Dtw].iter().all(|&metric| {
+                TableFile::open(&dir.join(table::file_name(m, r, metric)))
+                    .is_ok_and(|f| f.check_body().is_ok())
+            })
+        };
+        (id == identity && (*was_full || !full) && intact()).then_some(stats)
+    }
+
+    /// Record a table that passed, on disk at once.
+    fn record(&mut self, full: bool, identity: &str, stats: &TableStats) -> Result<(), CliError> {
+        let kind = if full { "full" } else { "files" };
+        writeln!(self.file, "{kind} {identity} {}", stats.manifest_line())
+            .and_then(|()| self.file.sync_data())
+            .map_err(|e| CliError::Other(format!("{}: {e}", self.path.display())))
+    }
+}
 
 /// The tables `verify` checks.
 pub(super) struct Selection<'a> {
@@ -21,6 +143,7 @@ pub(super) fn cmd_verify(
     manifest: Option<&Path>,
     max_memory: Option<f64>,
     files_only: bool,
+    journal: Option<&Path>,
     json: bool,
 ) -> Result<(), CliError> {
     let Selection {
@@ -38,7 +161,7 @@ pub(super) fn cmd_verify(
     // Tables not checked because a table they depend on could not be read.
     let mut unverifiable: Vec<(RuleSet, Material, String)> = Vec::new();
     // Manifest lines by (rules, material), read before any work starts.
-    let published: Option<std::collections::HashMap<(String, String), String>> = manifest
+    let published: Option<HashMap<(String, String), String>> = manifest
         .map(|path| {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| CliError::Other(format!("cannot read {}: {e}", path.display())))?;
@@ -61,6 +184,9 @@ pub(super) fn cmd_verify(
             )
         })
         .transpose()?;
+    let mut journal = journal.map(Journal::open).transpose()?;
+    // Tables skipped as the journal records them passed.
+    let mut from_journal = 0;
     let mut checks = Vec::new();
     let mut any = false;
     let mut bases = Vec::new();
@@ -119,6 +245,43 @@ pub(super) fn cmd_verify(
                 not_checked.push((r, m, needed, limit));
                 continue;
             }
+            let identity = journal.as_ref().and_then(|_| Journal::identity(dir, m, r));
+            let recorded = journal
+                .as_ref()
+                .zip(identity.as_deref())
+                .and_then(|(j, id)| j.recorded(dir, m, r, id, !files_only));
+            if let Some(stats) = recorded {
+                // Passed before, files unchanged: only the manifest is
+                // compared again (it may be another one this time).
+                let mut check = TableCheck {
+                    material: m.to_string(),
+                    states,
+                    file_errors: Vec::new(),
+                    mismatches: 0,
+                    first_mismatches: Vec::new(),
+                    stats: Some(stats.clone()),
+                };
+                compare_with_manifest(&mut check, published.as_ref(), manifest);
+                if !json {
+                    let status = if check.ok() { "ok" } else { "FAILED" };
+                    println!(
+                        "{:<10} {:<10} {:>12} states  {status}  (passed before: {})",
+                        r.name(),
+                        m.to_string(),
+                        states,
+                        journal
+                            .as_ref()
+                            .map_or(Path::new(""), |j| &j.path)
+                            .display()
+                    );
+                    for e in &check.file_errors {
+                        println!("    {e}");
+                    }
+                }
+                from_journal += 1;
+                checks.push((r, check, true));
+                continue;
+            }
             let bar = Meter::new(states, json);
             bar.bar.set_message(m.to_string());
             let check = if files_only {
@@ -144,17 +307,10 @@ pub(super) fn cmd_verify(
                     continue;
                 }
             };
-            if let (Some(lines), Some(path), Some(stats)) = (&published, manifest, &check.stats) {
-                let found = stats.manifest_line();
-                match lines.get(&(stats.rules.clone(), stats.material.clone())) {
-                    None => check
-                        .file_errors
-                        .push(format!("not listed in {}", path.display())),
-                    Some(line) if *line != found => check.file_errors.push(format!(
-                        "differs from {}: listed `{line}`, found `{found}`",
-                        path.display()
-                    )),
-                    Some(_) => {}
+            compare_with_manifest(&mut check, published.as_ref(), manifest);
+            if let (Some(j), Some(id), Some(stats)) = (&mut journal, &identity, &check.stats) {
+                if check.ok() {
+                    j.record(!files_only, id, stats)?;
                 }
             }
             if !json {
@@ -183,17 +339,17 @@ pub(super) fn cmd_verify(
                     );
                 }
             }
-            checks.push((r, check));
+            checks.push((r, check, false));
         }
     }
     if !any {
         return Err(CliError::Other(format!("no tables in {}", dir.display())));
     }
-    let failed = checks.iter().filter(|(_, c)| !c.ok()).count();
+    let failed = checks.iter().filter(|(_, c, _)| !c.ok()).count();
     if json {
         let list: Vec<serde_json::Value> = checks
             .iter()
-            .map(|(r, c)| serde_json::json!({"rules": r.name(), "material": c.material, "states": c.states, "ok": c.ok(), "mismatches": c.mismatches, "file_errors": c.file_errors, "first_mismatches": c.first_mismatches, "checksum": c.stats.as_ref().map(|st| st.checksum.clone())}))
+            .map(|(r, c, recorded)| serde_json::json!({"rules": r.name(), "material": c.material, "states": c.states, "ok": c.ok(), "mismatches": c.mismatches, "file_errors": c.file_errors, "first_mismatches": c.first_mismatches, "checksum": c.stats.as_ref().map(|st| st.checksum.clone()), "from_journal": recorded}))
             .collect();
         let skipped: Vec<serde_json::Value> = not_checked
             .iter()
@@ -205,16 +361,21 @@ pub(super) fn cmd_verify(
             .collect();
         println!(
             "{}",
-            serde_json::json!({"tables": list, "failed": failed, "not_checked": skipped, "unverifiable": unreadable, "files_only": files_only})
+            serde_json::json!({"tables": list, "failed": failed, "not_checked": skipped, "unverifiable": unreadable, "files_only": files_only, "from_journal": from_journal})
         );
     } else {
         println!(
-            "{} tables checked{}, {} failed{}{}",
+            "{} tables checked{}{}, {} failed{}{}",
             checks.len(),
             if files_only {
                 " (files only: no value re-derived)"
             } else {
                 ""
+            },
+            if from_journal > 0 {
+                format!(" ({from_journal} passed before, as the journal records)")
+            } else {
+                String::new()
             },
             failed,
             if not_checked.is_empty() {
@@ -256,4 +417,26 @@ pub(super) fn cmd_verify(
         )));
     }
     Ok(())
+}
+
+/// Add to `check` what differs from its line in the published manifest, if
+/// one was given (`lines` by rules and material, read from `path`).
+fn compare_with_manifest(
+    check: &mut TableCheck,
+    lines: Option<&HashMap<(String, String), String>>,
+    path: Option<&Path>,
+) {
+    if let (Some(lines), Some(path), Some(stats)) = (lines, path, &check.stats) {
+        let found = stats.manifest_line();
+        match lines.get(&(stats.rules.clone(), stats.material.clone())) {
+            None => check
+                .file_errors
+                .push(format!("not listed in {}", path.display())),
+            Some(line) if *line != found => check.file_errors.push(format!(
+                "differs from {}: listed `{line}`, found `{found}`",
+                path.display()
+            )),
+            Some(_) => {}
+        }
+    }
 }

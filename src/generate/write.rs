@@ -214,6 +214,35 @@ pub fn manifest_is_current(text: &str) -> bool {
 }
 
 impl TableStats {
+    /// The statistics a manifest line gives (see [`TableStats::manifest_line`]);
+    /// `None` if the line does not have that form.
+    ///
+    /// ```
+    /// use frisian_tb::generate::TableStats;
+    /// let line = "official KvK 7350 1296 6050 4 1 0123456789abcdef";
+    /// let stats = TableStats::from_manifest_line(line).unwrap();
+    /// assert_eq!((stats.material.as_str(), stats.wins), ("KvK", 1296));
+    /// assert_eq!(stats.manifest_line(), line);
+    /// assert!(TableStats::from_manifest_line("official KvK 7350").is_none());
+    /// ```
+    pub fn from_manifest_line(line: &str) -> Option<TableStats> {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let [rules, material, states, wins, draws, losses, longest_win, checksum] = f[..] else {
+            return None;
+        };
+        (checksum.len() == 16 && checksum.bytes().all(|b| b.is_ascii_hexdigit())).then_some(())?;
+        Some(TableStats {
+            material: material.to_string(),
+            rules: rules.to_string(),
+            states: states.parse().ok()?,
+            wins: wins.parse().ok()?,
+            draws: draws.parse().ok()?,
+            losses: losses.parse().ok()?,
+            longest_win: longest_win.parse().ok()?,
+            checksum: checksum.to_string(),
+        })
+    }
+
     /// The table's line in `tables/MANIFEST`:
     /// `rules material states wins draws losses longest_win checksum`.
     pub fn manifest_line(&self) -> String {
