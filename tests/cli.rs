@@ -16,6 +16,25 @@ fn run(args: &[&str]) -> (i32, String, String) {
 
 const START: &str = "W:W31-50:B1-20";
 
+/// The tables up to `pieces` pieces (official rules), generated afresh into
+/// `name` under the test directory.
+fn generated(name: &str, pieces: u32) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    let (n, d) = (pieces.to_string(), dir.to_str().unwrap().to_string());
+    let (code, _, err) = run(&["generate", "--max-pieces", &n, "--out", &d]);
+    assert_eq!(code, 0, "{err}");
+    dir
+}
+
+/// The line `verify` printed for material `m`.
+fn table_line(out: &str, m: &str) -> String {
+    out.lines()
+        .find(|l| l.split_whitespace().nth(1) == Some(m))
+        .unwrap_or_else(|| panic!("no line for {m}: {out}"))
+        .to_string()
+}
+
 #[test]
 fn moves_json_lists_the_rulebook_captures() {
     let (code, out, _) = run(&[
@@ -373,16 +392,7 @@ fn generate_names_a_work_file_it_cannot_write() {
 /// The tables up to two pieces, generated afresh into `name` under the test
 /// directory, with `file` then cut to half its length (returned).
 fn tables_with_one_cut_short(name: &str, file: &str) -> (std::path::PathBuf, u64) {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    let (code, _, err) = run(&[
-        "generate",
-        "--max-pieces",
-        "2",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    let dir = generated(name, 2);
     let file = dir.join(file);
     let len = std::fs::metadata(&file).unwrap().len();
     std::fs::OpenOptions::new()
@@ -465,11 +475,8 @@ fn generate_rebuilds_manifest_lines_of_tables_it_finds() {
 /// the values agree with those of the full tables.
 #[test]
 fn probe_answers_from_wdl_files_alone_without_distances() {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-wdl-only");
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = generated("cli-wdl-only", 3);
     let d = dir.to_str().unwrap();
-    let (code, _, err) = run(&["generate", "--max-pieces", "3", "--out", d]);
-    assert_eq!(code, 0, "{err}");
     // King and man against king: some moves win, others lose the man.
     let fen = "W:W28,K10:BK46";
     let (code, full, err) = run(&["probe", "--tables", d, "--json", fen]);
@@ -744,12 +751,7 @@ fn verify_files_only_checks_the_files_alone() {
     let (dir, _) = tables_with_one_cut_short("cli-verify-files", "KvK.official.dtw");
     let (code, out, _) = files_only(dir.to_str().unwrap(), &[]);
     assert_eq!(code, 1, "{out}");
-    let line = |out: &str, m: &str| {
-        out.lines()
-            .find(|l| l.split_whitespace().nth(1) == Some(m))
-            .unwrap_or_else(|| panic!("no line for {m}: {out}"))
-            .to_string()
-    };
+    let line = table_line;
     assert!(line(&out, "KvK").contains("FAILED"), "{out}");
     assert!(out.contains("KvK.official.dtw"), "{out}");
     // MvK promotes into the damaged KvK: checked all the same.
@@ -761,11 +763,8 @@ fn verify_files_only_checks_the_files_alone() {
         "{out}"
     );
     // Intact tables, then one byte changed inside a block of KvM's WDL file.
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-verify-files-2");
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = generated("cli-verify-files-2", 2);
     let d = dir.to_str().unwrap();
-    let (code, _, err) = run(&["generate", "--max-pieces", "2", "--out", d]);
-    assert_eq!(code, 0, "{err}");
     let manifest = dir.join("MANIFEST");
     let m = manifest.to_str().unwrap();
     let (code, out, _) = files_only(d, &["--manifest", m, "--max-memory", "0.001"]);
@@ -805,31 +804,17 @@ fn verify_files_only_checks_the_files_alone() {
 /// journal refused.
 #[test]
 fn verify_journal_resumes_and_checks_changed_files_again() {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-verify-journal");
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = generated("cli-verify-journal", 2);
     let d = dir.to_str().unwrap();
-    let (code, _, err) = run(&["generate", "--max-pieces", "2", "--out", d]);
-    assert_eq!(code, 0, "{err}");
     let journal = dir.join("verify.journal");
     let j = journal.to_str().unwrap();
-    let verify = |extra: &[&str]| {
-        let args = [
-            "verify",
-            "--tables",
-            d,
-            "--rules",
-            "official",
-            "--journal",
-            j,
-        ];
-        run(&[&args[..], extra].concat())
+    // `verify` of the official tables with journal `journal`, and `extra`.
+    let with_journal = |journal: &str, extra: &[&str]| {
+        let args = ["verify", "--tables", d, "--rules", "official"];
+        run(&[&args[..], &["--journal", journal], extra].concat())
     };
-    let line = |out: &str, m: &str| {
-        out.lines()
-            .find(|l| l.split_whitespace().nth(1) == Some(m))
-            .unwrap_or_else(|| panic!("no line for {m}: {out}"))
-            .to_string()
-    };
+    let verify = |extra: &[&str]| with_journal(j, extra);
+    let line = table_line;
     let recorded = |out: &str, m: &str| line(out, m).contains("passed before");
     // A run stopped after KvK: the next checks the other three only.
     let (code, out, _) = verify(&["--material", "KvK"]);
@@ -853,18 +838,9 @@ fn verify_journal_resumes_and_checks_changed_files_again() {
     // A check of the files does not stand for a full one.
     let files_journal = dir.join("files.journal");
     let fj = files_journal.to_str().unwrap();
-    let args = [
-        "verify",
-        "--tables",
-        d,
-        "--rules",
-        "official",
-        "--journal",
-        fj,
-    ];
-    let (code, _, _) = run(&[&args[..], &["--files-only"]].concat());
+    let (code, _, _) = with_journal(fj, &["--files-only"]);
     assert_eq!(code, 0);
-    let (code, out, _) = run(&args);
+    let (code, out, _) = with_journal(fj, &[]);
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("passed before"), "{out}");
     // The manifest is compared for recorded tables too.
