@@ -163,14 +163,14 @@ pub fn memory_estimate(material: Material, rules: RuleSet) -> u64 {
     let values = states;
     // The table's own values are read a group of blocks at a time (4 Mi
     // states as the writer lays them out), so its size adds nothing: one
-    // group as `Value`s (4 bytes) and as manifest records (2 bytes).
+    // group packed (2 bytes a state) and its blocks as decoded (1.25-2.25).
     let group = (4 << 20) * 6;
     values + values / 8 + group + (64 << 20)
 }
 
 /// Re-derive the values of the states `step..` of `ix` and compare them with
-/// `stored` (packed, [`Value::pack`]), in parallel: the number of wrong values and the first `keep` of
-/// them, per chunk of states.
+/// `stored` (packed, [`Value::pack`]), in parallel: the number of wrong
+/// values and the first `keep` of them, per chunk of states.
 fn check_states(
     ix: &MaterialIndex,
     values: &Solved,

@@ -227,24 +227,6 @@ pub(super) fn cmd_verify(
             any = true;
             let t = Instant::now();
             let states = MaterialIndex::new(m, r).size();
-            let needed = frisian_tb::verify::memory_estimate(m, r);
-            // Checking the files alone holds one step of values, not the
-            // tables the moves lead to.
-            if let Some(limit) = limit.filter(|&l| needed > l && !files_only) {
-                // Refuse before allocating: being killed for memory half-way
-                // through a long run helps nobody.
-                let (needed, limit) = (needed as f64 / GIB, limit as f64 / GIB);
-                if !json {
-                    println!(
-                        "{:<10} {:<10} {:>12} states  NOT CHECKED: needs about {needed:.1} GiB of memory, {limit:.1} GiB allowed (--max-memory)",
-                        r.name(),
-                        m.to_string(),
-                        states,
-                    );
-                }
-                not_checked.push((r, m, needed, limit));
-                continue;
-            }
             let identity = journal.as_ref().and_then(|_| Journal::identity(dir, m, r));
             let recorded = journal
                 .as_ref()
@@ -280,6 +262,24 @@ pub(super) fn cmd_verify(
                 }
                 from_journal += 1;
                 checks.push((r, check, true));
+                continue;
+            }
+            let needed = frisian_tb::verify::memory_estimate(m, r);
+            // Checking the files alone holds one step of values, not the
+            // tables the moves lead to.
+            if let Some(limit) = limit.filter(|&l| needed > l && !files_only) {
+                // Refuse before allocating: being killed for memory half-way
+                // through a long run helps nobody.
+                let (needed, limit) = (needed as f64 / GIB, limit as f64 / GIB);
+                if !json {
+                    println!(
+                        "{:<10} {:<10} {:>12} states  NOT CHECKED: needs about {needed:.1} GiB of memory, {limit:.1} GiB allowed (--max-memory)",
+                        r.name(),
+                        m.to_string(),
+                        states,
+                    );
+                }
+                not_checked.push((r, m, needed, limit));
                 continue;
             }
             let bar = Meter::new(states, json);
