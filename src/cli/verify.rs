@@ -188,7 +188,6 @@ pub(super) fn cmd_verify(
     // Tables skipped as the journal records them passed.
     let mut from_journal = 0;
     let mut checks = Vec::new();
-    let mut any = false;
     let mut bases = Vec::new();
     for &r in rules {
         let mut tb = Tablebase::new(r);
@@ -216,133 +215,150 @@ pub(super) fn cmd_verify(
             dir.display()
         )));
     }
-    for (r, tb) in bases {
-        let mats: Vec<Material> = tb
-            .materials()
-            .into_iter()
-            .filter(|m| max_pieces.is_none_or(|n| m.pieces() <= n))
-            .filter(|m| only.is_empty() || only.contains(m))
-            .collect();
-        for m in mats {
-            any = true;
-            let t = Instant::now();
-            let states = MaterialIndex::new(m, r).size();
-            let identity = journal.as_ref().and_then(|_| Journal::identity(dir, m, r));
-            let recorded = journal
-                .as_ref()
-                .zip(identity.as_deref())
-                .and_then(|(j, id)| j.recorded(dir, m, r, id, !files_only));
-            if let Some(stats) = recorded {
-                // Passed before, files unchanged: only the manifest is
-                // compared again (it may be another one this time).
-                let mut check = TableCheck {
-                    material: m.to_string(),
+    // Every table to check, first, so that one bar (or a log line a minute)
+    // shows the whole run with its ETA.
+    let work: Vec<(RuleSet, Material)> = bases
+        .iter()
+        .flat_map(|(r, tb)| {
+            tb.materials()
+                .into_iter()
+                .filter(|m| max_pieces.is_none_or(|n| m.pieces() <= n))
+                .filter(|m| only.is_empty() || only.contains(m))
+                .map(|m| (*r, m))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let total = work
+        .iter()
+        .map(|&(r, m)| MaterialIndex::new(m, r).size())
+        .sum();
+    let meter = Meter::new(total, json);
+    // A line printed under the bar without breaking it.
+    let say = |line: String| meter.bar.suspend(|| println!("{line}"));
+    for (k, &(r, m)) in work.iter().enumerate() {
+        let t = Instant::now();
+        let states = MaterialIndex::new(m, r).size();
+        let done_before = meter.bar.position();
+        meter
+            .bar
+            .set_message(format!("{}/{} {m}", k + 1, work.len()));
+        let identity = journal.as_ref().and_then(|_| Journal::identity(dir, m, r));
+        let recorded = journal
+            .as_ref()
+            .zip(identity.as_deref())
+            .and_then(|(j, id)| j.recorded(dir, m, r, id, !files_only));
+        if let Some(stats) = recorded {
+            // Passed before, files unchanged: only the manifest is
+            // compared again (it may be another one this time).
+            let mut check = TableCheck {
+                material: m.to_string(),
+                states,
+                file_errors: Vec::new(),
+                mismatches: 0,
+                first_mismatches: Vec::new(),
+                stats: Some(stats.clone()),
+            };
+            compare_with_manifest(&mut check, published.as_ref(), manifest);
+            if !json {
+                let status = if check.ok() { "ok" } else { "FAILED" };
+                say(format!(
+                    "{:<10} {:<10} {:>12} states  {status}  (passed before: {})",
+                    r.name(),
+                    m.to_string(),
                     states,
-                    file_errors: Vec::new(),
-                    mismatches: 0,
-                    first_mismatches: Vec::new(),
-                    stats: Some(stats.clone()),
-                };
-                compare_with_manifest(&mut check, published.as_ref(), manifest);
-                if !json {
-                    let status = if check.ok() { "ok" } else { "FAILED" };
-                    println!(
-                        "{:<10} {:<10} {:>12} states  {status}  (passed before: {})",
-                        r.name(),
-                        m.to_string(),
-                        states,
-                        journal
-                            .as_ref()
-                            .map_or(Path::new(""), |j| &j.path)
-                            .display()
-                    );
-                    for e in &check.file_errors {
-                        println!("    {e}");
-                    }
+                    journal
+                        .as_ref()
+                        .map_or(Path::new(""), |j| &j.path)
+                        .display()
+                ));
+                for e in &check.file_errors {
+                    say(format!("    {e}"));
                 }
-                from_journal += 1;
-                checks.push((r, check, true));
-                continue;
             }
-            let needed = frisian_tb::verify::memory_estimate(m, r);
-            // Checking the files alone holds one step of values, not the
-            // tables the moves lead to.
-            if let Some(limit) = limit.filter(|&l| needed > l && !files_only) {
-                // Refuse before allocating: being killed for memory half-way
-                // through a long run helps nobody.
-                let (needed, limit) = (needed as f64 / GIB, limit as f64 / GIB);
-                if !json {
-                    println!(
+            meter.skip(states);
+            from_journal += 1;
+            checks.push((r, check, true));
+            continue;
+        }
+        let needed = frisian_tb::verify::memory_estimate(m, r);
+        // Checking the files alone holds one step of values, not the
+        // tables the moves lead to.
+        if let Some(limit) = limit.filter(|&l| needed > l && !files_only) {
+            // Refuse before allocating: being killed for memory half-way
+            // through a long run helps nobody.
+            let (needed, limit) = (needed as f64 / GIB, limit as f64 / GIB);
+            if !json {
+                say(format!(
                         "{:<10} {:<10} {:>12} states  NOT CHECKED: needs about {needed:.1} GiB of memory, {limit:.1} GiB allowed (--max-memory)",
                         r.name(),
                         m.to_string(),
                         states,
-                    );
+                    ));
+            }
+            meter.skip(states);
+            not_checked.push((r, m, needed, limit));
+            continue;
+        }
+        let check = if files_only {
+            frisian_tb::verify::check_table_files(dir, m, r, &|n| meter.inc(n))
+        } else {
+            frisian_tb::verify::verify_table_with_progress(dir, m, r, 5, &|n| meter.inc(n))
+        };
+        // The whole table counted, also where the check stopped early.
+        meter.bar.set_position(done_before + states);
+        // A table that cannot be checked (a table its moves lead to is
+        // missing or damaged) is reported, and the others still checked.
+        let mut check = match check {
+            Ok(check) => check,
+            Err(e) => {
+                if !json {
+                    say(format!(
+                        "{:<10} {:<10} {:>12} states  NOT CHECKED: {e}",
+                        r.name(),
+                        m.to_string(),
+                        states,
+                    ));
                 }
-                not_checked.push((r, m, needed, limit));
+                unverifiable.push((r, m, e.to_string()));
                 continue;
             }
-            let bar = Meter::new(states, json);
-            bar.bar.set_message(m.to_string());
-            let check = if files_only {
-                frisian_tb::verify::check_table_files(dir, m, r, &|n| bar.inc(n))
-            } else {
-                frisian_tb::verify::verify_table_with_progress(dir, m, r, 5, &|n| bar.inc(n))
-            };
-            bar.bar.finish_and_clear();
-            // A table that cannot be checked (a table its moves lead to is
-            // missing or damaged) is reported, and the others still checked.
-            let mut check = match check {
-                Ok(check) => check,
-                Err(e) => {
-                    if !json {
-                        println!(
-                            "{:<10} {:<10} {:>12} states  NOT CHECKED: {e}",
-                            r.name(),
-                            m.to_string(),
-                            states,
-                        );
-                    }
-                    unverifiable.push((r, m, e.to_string()));
-                    continue;
-                }
-            };
-            compare_with_manifest(&mut check, published.as_ref(), manifest);
-            if let (Some(j), Some(id), Some(stats)) = (&mut journal, &identity, &check.stats) {
-                if check.ok() {
-                    j.record(!files_only, id, stats)?;
-                }
+        };
+        compare_with_manifest(&mut check, published.as_ref(), manifest);
+        if let (Some(j), Some(id), Some(stats)) = (&mut journal, &identity, &check.stats) {
+            if check.ok() {
+                j.record(!files_only, id, stats)?;
             }
-            if !json {
-                let status = if check.ok() {
-                    "ok".to_string()
-                } else if check.mismatches > 0 {
-                    format!("FAILED: {} wrong values", check.mismatches)
-                } else {
-                    "FAILED".to_string()
-                };
-                println!(
-                    "{:<10} {:<10} {:>12} states  {}  ({:.1} s)",
-                    r.name(),
-                    m.to_string(),
-                    check.states,
-                    status,
-                    t.elapsed().as_secs_f64()
-                );
-                for e in &check.file_errors {
-                    println!("    {e}");
-                }
-                for mm in &check.first_mismatches {
-                    println!(
-                        "    index {}: {}  stored {}, expected {}",
-                        mm.index, mm.fen, mm.stored, mm.expected
-                    );
-                }
-            }
-            checks.push((r, check, false));
         }
+        if !json {
+            let status = if check.ok() {
+                "ok".to_string()
+            } else if check.mismatches > 0 {
+                format!("FAILED: {} wrong values", check.mismatches)
+            } else {
+                "FAILED".to_string()
+            };
+            say(format!(
+                "{:<10} {:<10} {:>12} states  {}  ({:.1} s)",
+                r.name(),
+                m.to_string(),
+                check.states,
+                status,
+                t.elapsed().as_secs_f64()
+            ));
+            for e in &check.file_errors {
+                say(format!("    {e}"));
+            }
+            for mm in &check.first_mismatches {
+                say(format!(
+                    "    index {}: {}  stored {}, expected {}",
+                    mm.index, mm.fen, mm.stored, mm.expected
+                ));
+            }
+        }
+        checks.push((r, check, false));
     }
-    if !any {
+    meter.bar.finish_and_clear();
+    if work.is_empty() {
         return Err(CliError::Other(format!("no tables in {}", dir.display())));
     }
     let failed = checks.iter().filter(|(_, c, _)| !c.ok()).count();
