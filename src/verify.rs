@@ -76,7 +76,8 @@ impl TableCheck {
 
 /// The value of `pos` from its successors' values.
 fn derive(pos: &Position, values: &Solved, moves: &[Move], cache: &mut PlacementCache) -> Value {
-    if let Some(o) = pos.outcome() {
+    // `moves` are the position's legal moves: whether there is one is known.
+    if let Some(o) = pos.outcome_with(!moves.is_empty()) {
         return Value { wdl: o.wdl, dtw: 0 };
     }
     let (mut win, mut draw, mut longest) = (None::<u16>, false, 0u16);
