@@ -391,15 +391,10 @@ fn line_agrees_with_header(dir: &Path, m: Material, rules: RuleSet, line: &str) 
         return false;
     };
     let h = file.header();
-    let fields: Vec<&str> = line.split_whitespace().collect();
-    let expected = [
-        h.states.to_string(),
-        h.wins.to_string(),
-        h.draws.to_string(),
-        h.losses.to_string(),
-        h.longest_win.to_string(),
-    ];
-    fields.len() == 8 && fields[2..7].iter().zip(&expected).all(|(a, b)| a == b)
+    TableStats::from_manifest_line(line).is_some_and(|st| {
+        (st.states, st.wins, st.draws, st.losses, st.longest_win)
+            == (h.states, h.wins, h.draws, h.losses, h.longest_win)
+    })
 }
 
 /// The manifest: one line per table with its statistics and the checksum of its values.
