@@ -14,7 +14,7 @@ use crate::generate::{
 use crate::geometry::Square;
 use crate::index::{MaterialIndex, PlacementCache};
 use crate::material::Material;
-use crate::moves::{Move, MoveList};
+use crate::moves::MoveList;
 use crate::position::Position;
 use crate::rules::{RuleSet, Wdl};
 use crate::table::{self, Metric, TableFile};
@@ -74,27 +74,80 @@ impl TableCheck {
     }
 }
 
-/// The value of `pos` from its successors' values.
-fn derive(pos: &Position, values: &Solved, moves: &[Move], cache: &mut PlacementCache) -> Value {
-    // `moves` are the position's legal moves: whether there is one is known.
-    if let Some(o) = pos.outcome_with(!moves.is_empty()) {
+/// The legal moves shared by the states of one placement whose three-move
+/// states block the same king (the move generator reads only the pieces, the
+/// side to move and the blocked king), and where each move's successor
+/// placement lies.
+#[derive(Default)]
+struct PlacementMoves {
+    blocked: Option<Square>,
+    moves: MoveList,
+    /// Per move: the table number of its successor and the index there of the
+    /// successor's placement with every counter 0, or `None` where the side to
+    /// move there has no piece left (no table holds it: a loss, over).
+    targets: Vec<Option<(u32, u64)>>,
+}
+
+impl PlacementMoves {
+    /// The moves of `pos`, and where their successors' placements lie.
+    fn fill(&mut self, pos: &Position, values: &Solved, cache: &mut PlacementCache) {
+        self.blocked = pos.blocked_king();
+        pos.generate_moves(&mut self.moves);
+        self.targets.clear();
+        for mv in &self.moves {
+            let next = pos.play(mv);
+            self.targets.push(
+                (!next.pieces(next.turn()).is_empty())
+                    .then(|| values.locate_placement(&next, cache)),
+            );
+        }
+    }
+}
+
+/// The value of `pos` from its successors' values; `pm` holds its legal
+/// moves. `reads` is scratch space.
+///
+/// Each successor is played (so its counters are the rules engine's), and its
+/// index is its placement's, found once for all the states of the placement
+/// (counters never move a piece), plus its own counters' offset. All of a
+/// state's successors are located first and their values asked for, then
+/// read: they lie anywhere in tables of hundreds of megabytes, and reading
+/// each as soon as it was located waited on memory every time.
+fn derive(
+    pos: &Position,
+    values: &Solved,
+    pm: &PlacementMoves,
+    reads: &mut Vec<Option<(u32, u64)>>,
+) -> Value {
+    if let Some(o) = pos.outcome_with(!pm.moves.is_empty()) {
         return Value { wdl: o.wdl, dtw: 0 };
     }
-    let (mut win, mut draw, mut longest) = (None::<u16>, false, 0u16);
-    for mv in moves {
-        let next = pos.play(mv);
+    reads.clear();
+    for (mv, target) in pm.moves.iter().zip(&pm.targets) {
         // A successor whose side to move has no piece left has no table; every
         // other finished game is stored with its adjudicated value, which the
         // verification of its own table checks against `outcome` (so asking
         // for the outcome here, a move generation per successor, would check
         // nothing more: it was a tenth of the time).
-        let v = if next.pieces(next.turn()).is_empty() {
-            Value {
+        reads.push(target.map(|(t, base)| {
+            let next = pos.play(mv);
+            debug_assert_eq!(
+                (t, base),
+                values.locate_placement(&next, &mut PlacementCache::new())
+            );
+            let i = base + values.counters_offset(t, &next);
+            values.prefetch(t, i);
+            (t, i)
+        }));
+    }
+    let (mut win, mut draw, mut longest) = (None::<u16>, false, 0u16);
+    for &read in reads.iter() {
+        let v = match read {
+            Some((t, i)) => values.at(t, i),
+            None => Value {
                 wdl: Wdl::Loss,
                 dtw: 0,
-            }
-        } else {
-            values.stored(&next, cache)
+            },
         };
         match v.wdl {
             Wdl::Loss => win = Some(win.map_or(v.dtw + 1, |w| w.min(v.dtw + 1))),
@@ -187,11 +240,11 @@ fn check_states(
         .enumerate()
         .map(|(c, chunk)| {
             let (mut n, mut first) = (0, Vec::new());
-            // The legal moves of the current placement, by blocked king: the
-            // move generator reads only the pieces, the side to move and the
-            // king the three-move rule blocks, so states of one placement
-            // with the same blocked king have the same moves.
-            let mut moves: Vec<(Option<Square>, MoveList)> = Vec::new();
+            // The moves of the current placement, by blocked king (`used` of
+            // them filled; the others' buffers are kept for reuse).
+            let mut lists: Vec<PlacementMoves> = Vec::new();
+            let mut used = 0;
+            let mut reads = Vec::new();
             let mut cache = PlacementCache::new();
             let mut placement = u64::MAX;
             let mut pos = ix.placement_position(0);
@@ -200,18 +253,22 @@ fn check_states(
                 if i / per != placement {
                     placement = i / per;
                     pos = ix.placement_position(placement);
-                    moves.clear();
+                    used = 0;
                 }
                 ix.set_counters(&mut pos, i % per);
                 let blocked = pos.blocked_king();
-                let list = match moves.iter().position(|(b, _)| *b == blocked) {
+                let list = match lists[..used].iter().position(|l| l.blocked == blocked) {
                     Some(l) => l,
                     None => {
-                        moves.push((blocked, pos.legal_moves()));
-                        moves.len() - 1
+                        if used == lists.len() {
+                            lists.push(PlacementMoves::default());
+                        }
+                        lists[used].fill(&pos, values, &mut cache);
+                        used += 1;
+                        used - 1
                     }
                 };
-                let want = derive(&pos, values, &moves[list].1, &mut cache);
+                let want = derive(&pos, values, &lists[list], &mut reads);
                 if want.pack() != have {
                     n += 1;
                     if first.len() < keep {

@@ -478,6 +478,52 @@ fn dtw_scale_follows_the_header() {
     );
 }
 
+/// A wrong value in a state with a three-move count is found in its own table,
+/// and in the other table of the pair exactly at the states with a move into
+/// it: each successor is found with its own counters, not its placement's
+/// first state's.
+#[test]
+fn verify_finds_a_wrong_value_with_counters_from_both_sides() {
+    let dir = copy_of_tables("tables-wrong-counters", |_| true);
+    let (m, rules) = ("KMvK".parse::<Material>().unwrap(), RuleSet::Official);
+    let ix = MaterialIndex::new(m, rules);
+    let per = ix.counters_per_placement();
+    assert!(per > 1, "KMvK has three-move states");
+    let mut values = generate::load_values(&dir, m, rules).unwrap();
+    // A won state of White's king at count 2 that a Black king move leads to.
+    let i = (0..values.len())
+        .find(|&i| {
+            let pos = ix.position(i as u64);
+            values[i] >> 14 == 3
+                && pos.three_move(Side::White).is_some_and(|kc| kc.count == 2)
+                && pos.kings(Side::Black).squares().count() == 1
+        })
+        .unwrap();
+    assert_ne!(i as u64 % per, 0);
+    values[i] = 1 << 14; // now lost at once (DTW 0)
+    generate::write_tables(&dir, m, rules, &values).unwrap();
+    let own = frisian_tb::verify::verify_table(&dir, m, rules, 10).unwrap();
+    assert_eq!(own.mismatches, 1);
+    assert_eq!(own.first_mismatches[0].index, i as u64);
+    // In the flip, every state with a move into state `i` now wins in 1 (none
+    // did before: `i` was won for White), and no other state changes.
+    let flip = frisian_tb::verify::verify_table(&dir, m.flip(), rules, 1000).unwrap();
+    let flip_ix = MaterialIndex::new(m.flip(), rules);
+    let expected: Vec<u64> = (0..flip_ix.size())
+        .filter(|&j| {
+            let p = flip_ix.position(j).flip(); // Black to move, as played
+            p.legal_moves()
+                .iter()
+                .any(|mv| Material::of(&p.play(mv)) == m && ix.index(&p.play(mv)) == i as u64)
+        })
+        .collect();
+    assert!(!expected.is_empty(), "state {i} has predecessors");
+    let found: Vec<u64> = flip.first_mismatches.iter().map(|x| x.index).collect();
+    assert_eq!(flip.mismatches, expected.len() as u64);
+    assert_eq!(found, expected);
+    assert!(flip.first_mismatches.iter().all(|x| x.expected == "win 1"));
+}
+
 #[test]
 fn verify_reports_a_wrong_value() {
     // Rewrite KvM with one value changed (valid checksums): verification must catch it.

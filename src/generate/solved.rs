@@ -111,25 +111,11 @@ impl Solved {
         Ok(Solved { tables })
     }
 
-    /// The stored value of a position that is not over. The placement part of
-    /// its index is cached; the counter part is computed without flipping.
-    #[inline]
-    pub(crate) fn stored(&self, pos: &Position, cache: &mut PlacementCache) -> Value {
-        let (t, i) = self.locate(pos, cache);
-        self.at(t, i)
-    }
-
-    /// Where [`Solved::stored`] reads `pos`'s value: table number and index.
-    #[inline]
-    pub(super) fn locate(&self, pos: &Position, cache: &mut PlacementCache) -> (u32, u64) {
-        let (t, base) = self.locate_placement(pos, cache);
-        (t, base + self.counters_offset(t, pos))
-    }
-
     /// The table number of `pos` and the index of its placement's first
-    /// state (every counter 0) there: [`Solved::locate`] without the counters.
+    /// state (every counter 0) there. Its own index there adds
+    /// [`Solved::counters_offset`]. The placement part is cached.
     #[inline]
-    pub(super) fn locate_placement(
+    pub(crate) fn locate_placement(
         &self,
         pos: &Position,
         cache: &mut PlacementCache,
@@ -155,19 +141,19 @@ impl Solved {
 
     /// The counter part of the index of `pos` in table number `t`.
     #[inline]
-    pub(super) fn counters_offset(&self, t: u32, pos: &Position) -> u64 {
+    pub(crate) fn counters_offset(&self, t: u32, pos: &Position) -> u64 {
         self.tables[t as usize].1.counters_offset(pos)
     }
 
-    /// The value at index `i` of table number `t` (from [`Solved::locate`]).
+    /// The value at index `i` of table number `t` (a placement's base from [`Solved::locate_placement`] plus [`Solved::counters_offset`]).
     #[inline]
-    pub(super) fn at(&self, t: u32, i: u64) -> Value {
+    pub(crate) fn at(&self, t: u32, i: u64) -> Value {
         self.tables[t as usize].2.at(i)
     }
 
     /// Ask the processor to fetch the value [`Solved::at`] will read.
     #[inline]
-    pub(super) fn prefetch(&self, t: u32, i: u64) {
+    pub(crate) fn prefetch(&self, t: u32, i: u64) {
         self.tables[t as usize].2.prefetch(i)
     }
 }
