@@ -145,7 +145,8 @@ impl Solved {
         self.tables[t as usize].1.counters_offset(pos)
     }
 
-    /// The value at index `i` of table number `t` (a placement's base from [`Solved::locate_placement`] plus [`Solved::counters_offset`]).
+    /// The value at index `i` of table number `t`: a placement's first state
+    /// ([`Solved::locate_placement`]) plus [`Solved::counters_offset`].
     #[inline]
     pub(crate) fn at(&self, t: u32, i: u64) -> Value {
         self.tables[t as usize].2.at(i)
