@@ -89,23 +89,18 @@ struct PlacementMoves {
 }
 
 impl PlacementMoves {
-    /// The moves of `pos`, and where their successors' placements lie.
-    fn fill(&mut self, pos: &Position, values: &Solved, cache: &mut PlacementCache) {
+    /// The moves of `pos`; where their successors' placements lie is found
+    /// by the first [`derive`] that plays them.
+    fn fill(&mut self, pos: &Position) {
         self.blocked = pos.blocked_king();
         pos.generate_moves(&mut self.moves);
         self.targets.clear();
-        for mv in &self.moves {
-            let next = pos.play(mv);
-            self.targets.push(
-                (!next.pieces(next.turn()).is_empty())
-                    .then(|| values.locate_placement(&next, cache)),
-            );
-        }
     }
 }
 
 /// The value of `pos` from its successors' values; `pm` holds its legal
-/// moves. `reads` is scratch space.
+/// moves (and where their successors' placements lie, once a state of the
+/// placement has been derived with them). `reads` is scratch space.
 ///
 /// Each successor is played (so its counters are the rules engine's), and its
 /// index is its placement's, found once for all the states of the placement
@@ -116,21 +111,29 @@ impl PlacementMoves {
 fn derive(
     pos: &Position,
     values: &Solved,
-    pm: &PlacementMoves,
+    pm: &mut PlacementMoves,
+    cache: &mut PlacementCache,
     reads: &mut Vec<Option<(u32, u64)>>,
 ) -> Value {
     if let Some(o) = pos.outcome_with(!pm.moves.is_empty()) {
         return Value { wdl: o.wdl, dtw: 0 };
     }
     reads.clear();
-    for (mv, target) in pm.moves.iter().zip(&pm.targets) {
+    let located = pm.targets.len() == pm.moves.len();
+    for (k, mv) in pm.moves.iter().enumerate() {
+        let next = pos.play(mv);
+        if !located {
+            pm.targets.push(
+                (!next.pieces(next.turn()).is_empty())
+                    .then(|| values.locate_placement(&next, cache)),
+            );
+        }
         // A successor whose side to move has no piece left has no table; every
         // other finished game is stored with its adjudicated value, which the
         // verification of its own table checks against `outcome` (so asking
         // for the outcome here, a move generation per successor, would check
         // nothing more: it was a tenth of the time).
-        reads.push(target.map(|(t, base)| {
-            let next = pos.play(mv);
+        reads.push(pm.targets[k].map(|(t, base)| {
             debug_assert_eq!(
                 (t, base),
                 values.locate_placement(&next, &mut PlacementCache::new())
@@ -263,12 +266,12 @@ fn check_states(
                         if used == lists.len() {
                             lists.push(PlacementMoves::default());
                         }
-                        lists[used].fill(&pos, values, &mut cache);
+                        lists[used].fill(&pos);
                         used += 1;
                         used - 1
                     }
                 };
-                let want = derive(&pos, values, &lists[list], &mut reads);
+                let want = derive(&pos, values, &mut lists[list], &mut cache, &mut reads);
                 if want.pack() != have {
                     n += 1;
                     if first.len() < keep {
