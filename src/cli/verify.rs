@@ -238,6 +238,14 @@ pub(super) fn cmd_verify(
     for (k, &(r, m)) in work.iter().enumerate() {
         let t = Instant::now();
         let states = MaterialIndex::new(m, r).size();
+        // The table's line: rules, material, states, then what was found.
+        let row = |states: u64, rest: String| {
+            say(format!(
+                "{:<10} {:<10} {states:>12} states  {rest}",
+                r.name(),
+                m.to_string()
+            ))
+        };
         let done_before = meter.bar.position();
         meter
             .bar
@@ -261,16 +269,11 @@ pub(super) fn cmd_verify(
             compare_with_manifest(&mut check, published.as_ref(), manifest);
             if !json {
                 let status = if check.ok() { "ok" } else { "FAILED" };
-                say(format!(
-                    "{:<10} {:<10} {:>12} states  {status}  (passed before: {})",
-                    r.name(),
-                    m.to_string(),
+                let path = journal.as_ref().map_or(Path::new(""), |j| &j.path);
+                row(
                     states,
-                    journal
-                        .as_ref()
-                        .map_or(Path::new(""), |j| &j.path)
-                        .display()
-                ));
+                    format!("{status}  (passed before: {})", path.display()),
+                );
                 for e in &check.file_errors {
                     say(format!("    {e}"));
                 }
@@ -288,12 +291,7 @@ pub(super) fn cmd_verify(
             // through a long run helps nobody.
             let (needed, limit) = (needed as f64 / GIB, limit as f64 / GIB);
             if !json {
-                say(format!(
-                        "{:<10} {:<10} {:>12} states  NOT CHECKED: needs about {needed:.1} GiB of memory, {limit:.1} GiB allowed (--max-memory)",
-                        r.name(),
-                        m.to_string(),
-                        states,
-                    ));
+                row(states, format!("NOT CHECKED: needs about {needed:.1} GiB of memory, {limit:.1} GiB allowed (--max-memory)"));
             }
             meter.skip(states);
             not_checked.push((r, m, needed, limit));
@@ -312,12 +310,7 @@ pub(super) fn cmd_verify(
             Ok(check) => check,
             Err(e) => {
                 if !json {
-                    say(format!(
-                        "{:<10} {:<10} {:>12} states  NOT CHECKED: {e}",
-                        r.name(),
-                        m.to_string(),
-                        states,
-                    ));
+                    row(states, format!("NOT CHECKED: {e}"));
                 }
                 unverifiable.push((r, m, e.to_string()));
                 continue;
@@ -337,14 +330,10 @@ pub(super) fn cmd_verify(
             } else {
                 "FAILED".to_string()
             };
-            say(format!(
-                "{:<10} {:<10} {:>12} states  {}  ({:.1} s)",
-                r.name(),
-                m.to_string(),
+            row(
                 check.states,
-                status,
-                t.elapsed().as_secs_f64()
-            ));
+                format!("{status}  ({:.1} s)", t.elapsed().as_secs_f64()),
+            );
             for e in &check.file_errors {
                 say(format!("    {e}"));
             }
