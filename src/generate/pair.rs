@@ -220,22 +220,25 @@ fn write_batch(
         .par_iter()
         .map(|(t, r, ks)| {
             let table = &tables[*t];
-            // The gaps between the group's parts belong to slices of other
-            // batches (solved or not yet), which no one writes meanwhile:
-            // they are written back as they are.
-            let mut bytes = table.store[r.start as usize..r.end as usize].to_vec();
+            // One pass: each part's values, and before it the gap since the
+            // last as the file holds it (slices of other batches, solved or
+            // not yet, which no one writes meanwhile: written back as they
+            // are). Only the gaps are read from the map: a part not written
+            // yet is a hole in the file, and reading it made the kernel fault
+            // in and zero pages only for them to be overwritten (1.5% of the
+            // KMMvKM pair's samples, BENCHMARKS.md 2026-12-07).
+            let mut bytes = Vec::with_capacity((r.end - r.start) as usize);
             let mut counts = ByteCounts::default();
+            let mut at = r.start;
             for &i in &order[ks.clone()] {
-                let at = (bytes_of(i).start - r.start) as usize;
-                let out = &mut bytes[at..at + len];
-                for (c, o) in work.cells[i * len..(i + 1) * len]
-                    .iter()
-                    .zip(out.iter_mut())
-                {
-                    *o = finished(c);
-                }
-                counts.add(out);
+                let part = bytes_of(i);
+                bytes.extend_from_slice(&table.store[at as usize..part.start as usize]);
+                let from = bytes.len();
+                bytes.extend(work.cells[i * len..(i + 1) * len].iter().map(finished));
+                counts.add(&bytes[from..]);
+                at = part.end;
             }
+            debug_assert_eq!(at, r.end);
             let tally = counts.tally();
             table
                 .file
