@@ -247,6 +247,14 @@ impl Kept {
         if file.metadata().map(|md| md.len()).ok() != Some(out.len() as u64) {
             return false;
         }
+        // The host's page reclaim drops page cache left unused for about a
+        // minute (BENCHMARKS.md, 2026-12-07), and the disk then read a kept
+        // file at 45 MB/s: the KMMvKM pair waited 65 s for KKMvKM's 2.9 GB,
+        // where decoding its table files (214 MB) takes 6-9 s. So a file
+        // mostly gone from the cache is not copied: the caller decodes.
+        if resident_fraction(&file, out.len()).is_some_and(|f| f < MIN_RESIDENT) {
+            return false;
+        }
         // Pieces of 16 MiB on every thread: the copy and the faults of
         // fresh memory share the cores.
         const PIECE: usize = 1 << 24;
@@ -254,6 +262,29 @@ impl Kept {
             .enumerate()
             .all(|(i, piece)| file.read_exact_at(piece, (i * PIECE) as u64).is_ok())
     }
+}
+
+/// The least share of a kept file that must be in the page cache for
+/// [`Kept::read`] to copy it rather than decode the table: the rest, read
+/// from a slow disk (45 MB/s), then takes about as long as decoding.
+const MIN_RESIDENT: f64 = 0.9;
+
+/// The share of the first `len` bytes of `file` that is in the page cache;
+/// `None` if the kernel does not say.
+fn resident_fraction(file: &std::fs::File, len: usize) -> Option<f64> {
+    if len == 0 {
+        return Some(1.0);
+    }
+    // SAFETY: the map is only passed to `mincore`, which reads no byte of it,
+    // so a change to the file meanwhile cannot matter.
+    let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()?;
+    let mut resident = vec![0u8; len.div_ceil(page)];
+    // SAFETY: `map` covers `len` bytes from a page-aligned address, and
+    // `resident` has a byte for each of its pages, as `mincore` requires.
+    let ok = unsafe { libc::mincore(map.as_ptr() as *mut _, len, resident.as_mut_ptr()) } == 0;
+    ok.then(|| resident.iter().filter(|&&b| b & 1 != 0).count() as f64 / resident.len() as f64)
 }
 
 impl Drop for Kept {
@@ -363,6 +394,21 @@ mod tests {
     /// Every value that fits a byte comes back from it unchanged, every byte
     /// but 0 ("not known yet") is some value's code, and values that do not
     /// fit are refused.
+    /// A file just written is in the page cache, so a kept file is copied
+    /// after the pair that wrote it; a file of no bytes counts as resident.
+    #[test]
+    fn a_file_just_written_is_resident() {
+        let dir = std::env::temp_dir().join(format!("ftb-resident-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("values");
+        std::fs::write(&path, vec![7u8; 3 << 20]).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let f = resident_fraction(&file, 3 << 20).unwrap();
+        assert!(f >= MIN_RESIDENT, "{f}");
+        assert_eq!(resident_fraction(&file, 0), Some(1.0));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn values_in_a_byte_round_trip() {
         let mut coded = 0;
