@@ -391,9 +391,6 @@ mod tests {
     use crate::rules::Wdl;
     use std::time::Duration;
 
-    /// Every value that fits a byte comes back from it unchanged, every byte
-    /// but 0 ("not known yet") is some value's code, and values that do not
-    /// fit are refused.
     /// A file just written is in the page cache, so a kept file is copied
     /// after the pair that wrote it; a file of no bytes counts as resident.
     #[test]
@@ -409,6 +406,9 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// Every value that fits a byte comes back from it unchanged, every byte
+    /// but 0 ("not known yet") is some value's code, and values that do not
+    /// fit are refused.
     #[test]
     fn values_in_a_byte_round_trip() {
         let mut coded = 0;
