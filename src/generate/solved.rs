@@ -172,7 +172,8 @@ impl Solved {
 /// interrupted run left behind, and dropping a `Kept` removes its own. A
 /// file is kept only while a later pair needs it and the files kept fit a
 /// budget (about what the page cache can hold, so that a copy does not wait
-/// for the disk).
+/// for the disk); one the host has mostly dropped from the cache since is
+/// decoded from its table instead (see [`Kept::read`]).
 pub(super) struct Kept {
     dir: PathBuf,
     rules: RuleSet,
