@@ -532,22 +532,87 @@ impl MaterialIndex {
         state: Option<KingCount>,
     ) -> u64 {
         let size = if own { self.t_stm } else { self.t_opp };
-        match state {
-            Some(kc) if size > 1 => {
-                let kings = kings.to_plain();
-                let bit = 1u64 << kc.square.index();
-                // The king's rank among its side's kings in the White-to-move form.
-                let before = if stm == Side::White {
-                    kings & (bit - 1)
-                } else {
-                    kings & !(bit | (bit - 1))
-                };
-                1 + 3 * before.count_ones() as u64 + (kc.count as u64 - 1)
-            }
-            _ => 0,
-        }
+        three_move_code_of(size, stm, kings, state)
     }
 
+    /// How the counter offset of the positions after a move that leaves a
+    /// placement (a man move, capture or promotion) depends on the counters
+    /// they carry over, for `child`, the position after that move from any
+    /// state of the placement. Such a move releases the
+    /// mover's three-move state, so only the new side to move's state is
+    /// carried (see [`Position::play`]); `None` where this index has a draw
+    /// counter too, which the move may start or carry.
+    #[inline]
+    pub(crate) fn carried_three_move(&self, child: &Position) -> Option<CarriedThreeMove> {
+        if self.special != Special::None {
+            return None;
+        }
+        let stm = child.turn();
+        debug_assert!(
+            child.three_move(stm.opponent()).is_none(),
+            "the mover is released"
+        );
+        let mut none = *child;
+        none.three[stm.index()] = None;
+        Some(CarriedThreeMove {
+            stm,
+            kings: child.kings(stm),
+            size: self.t_stm,
+            scale: self.t_opp * self.s_size,
+            fixed: self.counters_offset(&none),
+        })
+    }
+}
+
+/// The counter offsets of the positions after one move that leaves a
+/// placement, by the three-move state they carry over
+/// ([`MaterialIndex::carried_three_move`]): the generator reads such a
+/// successor for every counter combination of the placement, and this
+/// spares playing the move and coding all its counters again each time.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CarriedThreeMove {
+    /// The successor's side to move, and its kings.
+    stm: Side,
+    kings: Bitboard,
+    /// Its index's three-move codes for the side to move, and the offset
+    /// between consecutive ones.
+    size: u64,
+    scale: u64,
+    /// The offset with the side to move's three-move state "none".
+    fixed: u64,
+}
+
+impl CarriedThreeMove {
+    /// The successor's counter offset when the new side to move's
+    /// three-move state before the move was `state`. A state whose king was
+    /// just captured is dropped, as [`Position::play`] drops it.
+    #[inline(always)]
+    pub(crate) fn offset(&self, state: Option<KingCount>) -> u64 {
+        let state = state.filter(|kc| self.kings.contains(kc.square));
+        self.fixed + self.scale * three_move_code_of(self.size, self.stm, self.kings, state)
+    }
+}
+
+/// [`MaterialIndex::three_move_code`] for an index with `size` codes for the side.
+#[inline]
+fn three_move_code_of(size: u64, stm: Side, kings: Bitboard, state: Option<KingCount>) -> u64 {
+    match state {
+        Some(kc) if size > 1 => {
+            let kings = kings.to_plain();
+            let bit = 1u64 << kc.square.index();
+            // The king's rank among its side's kings in the White-to-move form.
+            let before = if stm == Side::White {
+                kings & (bit - 1)
+            } else {
+                kings & !(bit | (bit - 1))
+            };
+            1 + 3 * before.count_ones() as u64 + (kc.count as u64 - 1)
+        }
+        _ => 0,
+    }
+}
+
+impl MaterialIndex {
     /// The code of the draw counter (seven-move count or ply count) of a
     /// position with `stm` to move.
     #[inline]
@@ -872,6 +937,71 @@ mod tests {
             }
         }
         assert!(checked > 100_000, "only {checked} states checked");
+    }
+
+    /// The counter offsets of the successors of moves that leave a placement
+    /// (man moves, captures, promotions), found from the carried three-move
+    /// state alone, equal those of the successor positions, for every
+    /// counter combination of sampled placements, with either side to move.
+    #[test]
+    fn carried_three_move_offsets_match_the_successors() {
+        let (mut checked, mut declined) = (0, 0);
+        let mut pc = PlacementCounters::default();
+        for rules in [RuleSet::Official, RuleSet::Lidraughts] {
+            for name in [
+                "KKMvKM", "KMvKKM", "KMvKK", "KKMvK", "KvKKM", "KKvKM", "MMvKM", "KMvK",
+            ] {
+                let ix = MaterialIndex::new(name.parse().unwrap(), rules);
+                for p in (0..ix.placements()).step_by((ix.placements() / 2000).max(1) as usize) {
+                    let base = ix.placement_position(p);
+                    ix.placement_counters(&base, &mut pc);
+                    for flip in [false, true] {
+                        let at_zero = if flip { base.flip() } else { base };
+                        for m in at_zero.legal_moves().iter() {
+                            if m.is_king_move() && !m.is_capture() {
+                                continue; // stays in the placement's slice
+                            }
+                            let child = at_zero.play(m);
+                            if child.pieces(child.turn()).is_empty() {
+                                continue;
+                            }
+                            let w = if child.turn() == Side::Black {
+                                child.flip()
+                            } else {
+                                child
+                            };
+                            let succ = MaterialIndex::new(Material::of(&w), rules);
+                            let Some(carried) = succ.carried_three_move(&child) else {
+                                declined += 1;
+                                continue;
+                            };
+                            for c in 0..ix.counters_per_placement() {
+                                let mut pos = base;
+                                ix.set_counters_of(&pc, &mut pos, c);
+                                if flip {
+                                    pos = pos.flip();
+                                }
+                                if !pos.legal_moves().iter().any(|x| x == m) {
+                                    continue; // the counters forbid it here
+                                }
+                                let them = pos.turn().opponent();
+                                assert_eq!(
+                                    carried.offset(pos.three_move(them)),
+                                    succ.counters_offset(&pos.play(m)),
+                                    "{name} {rules:?} placement {p} combination {c} flip {flip} move {m:?}"
+                                );
+                                checked += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 100_000, "only {checked} successors checked");
+        assert!(
+            declined > 100,
+            "only {declined} successors with a draw counter"
+        );
     }
 
     /// Reusing the men of the last slice gives the same positions as

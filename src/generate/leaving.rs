@@ -6,7 +6,7 @@ use super::pair::PairTable;
 use super::solved::Solved;
 use super::work::NO_WIN;
 use super::{white_to_move, Value};
-use crate::index::PlacementCache;
+use crate::index::{CarriedThreeMove, MaterialIndex, PlacementCache};
 use crate::moves::Move;
 use crate::position::Position;
 use crate::rules::Wdl;
@@ -17,14 +17,15 @@ use crate::rules::Wdl;
 pub(super) enum Target {
     /// The move takes the opponent's last piece.
     LastPiece,
-    /// A capture or promotion: table number in [`Solved`] and the index of
-    /// the placement's first state.
-    Solved(u32, u64),
+    /// A capture or promotion: table number in [`Solved`], the index of
+    /// the placement's first state, and how the counters add to it where
+    /// only the three-move state is carried over.
+    Solved(u32, u64, Option<CarriedThreeMove>),
     /// The same into a table without counters: the placement's only state.
     Plain(u32, u64),
     /// A man move: the index of the placement's first state in the other
-    /// table of the pair.
-    Next(u64),
+    /// table of the pair, and how the counters add to it.
+    Next(u64, Option<CarriedThreeMove>),
 }
 
 impl Target {
@@ -51,7 +52,7 @@ impl Target {
             }
             let (t, base) = solved.locate_placement(&child, solved_cache);
             if solved.has_counters(t) {
-                Target::Solved(t, base)
+                Target::Solved(t, base, solved.index(t).carried_three_move(&child))
             } else {
                 Target::Plain(t, base)
             }
@@ -59,29 +60,49 @@ impl Target {
             let (_, base) = next_cache.get(&child, || {
                 (0, next.index.placement_base(&white_to_move(&child)))
             });
-            Target::Next(base)
+            Target::Next(base, next.index.carried_three_move(&child))
         }
     }
 
     /// Where the value of `pos` (the placement this target was found for,
     /// with its counters set) after `m` is read.
-    #[inline]
+    #[inline(always)]
     pub(super) fn source(
-        self,
+        &self,
         pos: &Position,
         m: &Move,
         next: &PairTable,
         solved: &Solved,
     ) -> Source {
-        match self {
+        match *self {
             Target::LastPiece => Source::LastPiece,
             Target::Plain(t, i) => Source::Solved(t, i),
-            Target::Solved(t, base) => {
-                Source::Solved(t, base + solved.counters_offset(t, &pos.play(m)))
+            Target::Solved(t, base, ref carried) => {
+                Source::Solved(t, base + successor_offset(carried, pos, m, solved.index(t)))
             }
-            Target::Next(base) => Source::Next(base + next.index.counters_offset(&pos.play(m))),
+            Target::Next(base, ref carried) => {
+                Source::Next(base + successor_offset(carried, pos, m, &next.index))
+            }
         }
     }
+}
+
+/// The counter offset of `pos` after `m` in `ix`, the successor's index:
+/// from the carried three-move state where that is all it depends on, else
+/// from the successor itself.
+#[inline(always)]
+fn successor_offset(
+    carried: &Option<CarriedThreeMove>,
+    pos: &Position,
+    m: &Move,
+    ix: &MaterialIndex,
+) -> u64 {
+    let offset = match carried {
+        Some(k) => k.offset(pos.three_move(pos.turn().opponent())),
+        None => ix.counters_offset(&pos.play(m)),
+    };
+    debug_assert_eq!(offset, ix.counters_offset(&pos.play(m)));
+    offset
 }
 
 /// Where the value of a move that leaves the batch is read.

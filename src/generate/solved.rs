@@ -139,6 +139,12 @@ impl Solved {
         self.tables[t as usize].1.counters_per_placement() > 1
     }
 
+    /// The index of table number `t`.
+    #[inline]
+    pub(super) fn index(&self, t: u32) -> &MaterialIndex {
+        &self.tables[t as usize].1
+    }
+
     /// The counter part of the index of `pos` in table number `t`.
     #[inline]
     pub(crate) fn counters_offset(&self, t: u32, pos: &Position) -> u64 {
