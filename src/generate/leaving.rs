@@ -65,7 +65,10 @@ impl Target {
     }
 
     /// Where the value of `pos` (the placement this target was found for,
-    /// with its counters set) after `m` is read.
+    /// with its counters set) after `m` is read. Always inlined: left to the
+    /// compiler it became a call, which cost more instructions than
+    /// not replaying the move saved (cachegrind, BENCHMARKS.md 2026-12-07,
+    /// thirty-fourth session).
     #[inline(always)]
     pub(super) fn source(
         &self,
