@@ -538,10 +538,10 @@ impl MaterialIndex {
     /// How the counter offset of the positions after a move that leaves a
     /// placement (a man move, capture or promotion) depends on the counters
     /// they carry over, for `child`, the position after that move from any
-    /// state of the placement. Such a move releases the
-    /// mover's three-move state, so only the new side to move's state is
-    /// carried (see [`Position::play`]); `None` where this index has a draw
-    /// counter too, which the move may start or carry.
+    /// state of the placement. Such a move releases the mover's three-move
+    /// state, so only the new side to move's state is carried (see
+    /// [`Position::play`]); `None` where this index has a draw counter too,
+    /// which the move may start or carry.
     #[inline]
     pub(crate) fn carried_three_move(&self, child: &Position) -> Option<CarriedThreeMove> {
         if self.special != Special::None {
@@ -562,57 +562,7 @@ impl MaterialIndex {
             fixed: self.counters_offset(&none),
         })
     }
-}
 
-/// The counter offsets of the positions after one move that leaves a
-/// placement, by the three-move state they carry over
-/// ([`MaterialIndex::carried_three_move`]): the generator reads such a
-/// successor for every counter combination of the placement, and this
-/// spares playing the move and coding all its counters again each time.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) struct CarriedThreeMove {
-    /// The successor's side to move, and its kings.
-    stm: Side,
-    kings: Bitboard,
-    /// Its index's three-move codes for the side to move, and the offset
-    /// between consecutive ones.
-    size: u64,
-    scale: u64,
-    /// The offset with the side to move's three-move state "none".
-    fixed: u64,
-}
-
-impl CarriedThreeMove {
-    /// The successor's counter offset when the new side to move's
-    /// three-move state before the move was `state`. A state whose king was
-    /// just captured is dropped, as [`Position::play`] drops it.
-    #[inline(always)]
-    pub(crate) fn offset(&self, state: Option<KingCount>) -> u64 {
-        let state = state.filter(|kc| self.kings.contains(kc.square));
-        self.fixed + self.scale * three_move_code_of(self.size, self.stm, self.kings, state)
-    }
-}
-
-/// [`MaterialIndex::three_move_code`] for an index with `size` codes for the side.
-#[inline]
-fn three_move_code_of(size: u64, stm: Side, kings: Bitboard, state: Option<KingCount>) -> u64 {
-    match state {
-        Some(kc) if size > 1 => {
-            let kings = kings.to_plain();
-            let bit = 1u64 << kc.square.index();
-            // The king's rank among its side's kings in the White-to-move form.
-            let before = if stm == Side::White {
-                kings & (bit - 1)
-            } else {
-                kings & !(bit | (bit - 1))
-            };
-            1 + 3 * before.count_ones() as u64 + (kc.count as u64 - 1)
-        }
-        _ => 0,
-    }
-}
-
-impl MaterialIndex {
     /// The code of the draw counter (seven-move count or ply count) of a
     /// position with `stm` to move.
     #[inline]
@@ -805,6 +755,54 @@ impl MaterialIndex {
             _ => None,
         };
         pos.plies = if self.special == Special::Plies { s } else { 0 };
+    }
+}
+
+/// The counter offsets of the positions after one move that leaves a
+/// placement, by the three-move state they carry over
+/// ([`MaterialIndex::carried_three_move`]): the generator reads such a
+/// successor for every counter combination of the placement, and this
+/// spares playing the move and coding all its counters again each time.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CarriedThreeMove {
+    /// The successor's side to move, and its kings.
+    stm: Side,
+    kings: Bitboard,
+    /// Its index's three-move codes for the side to move, and the offset
+    /// between consecutive ones.
+    size: u64,
+    scale: u64,
+    /// The offset with the side to move's three-move state "none".
+    fixed: u64,
+}
+
+impl CarriedThreeMove {
+    /// The successor's counter offset when the new side to move's
+    /// three-move state before the move was `state`. A state whose king was
+    /// just captured is dropped, as [`Position::play`] drops it.
+    #[inline(always)]
+    pub(crate) fn offset(&self, state: Option<KingCount>) -> u64 {
+        let state = state.filter(|kc| self.kings.contains(kc.square));
+        self.fixed + self.scale * three_move_code_of(self.size, self.stm, self.kings, state)
+    }
+}
+
+/// [`MaterialIndex::three_move_code`] for an index with `size` codes for the side.
+#[inline]
+fn three_move_code_of(size: u64, stm: Side, kings: Bitboard, state: Option<KingCount>) -> u64 {
+    match state {
+        Some(kc) if size > 1 => {
+            let kings = kings.to_plain();
+            let bit = 1u64 << kc.square.index();
+            // The king's rank among its side's kings in the White-to-move form.
+            let before = if stm == Side::White {
+                kings & (bit - 1)
+            } else {
+                kings & !(bit | (bit - 1))
+            };
+            1 + 3 * before.count_ones() as u64 + (kc.count as u64 - 1)
+        }
+        _ => 0,
     }
 }
 
