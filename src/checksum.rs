@@ -149,7 +149,7 @@ pub fn xxh64_u16(values: &[u16], seed: u64) -> u64 {
 /// The manifest checksum of a table's values (version 2, named in the
 /// manifest's header).
 ///
-/// Each state's value is a 16-bit record, as [`crate::generate::Value::pack`]
+/// Each state's value is a 16-bit record, as [`crate::value::Value::pack`]
 /// makes it: WDL + 1 in the top two bits (1 loss, 2 draw, 3 win), the DTW in
 /// plies below. The states, in index order, are cut into chunks of
 /// [`ManifestChecksum::CHUNK`] (the last may be shorter); a chunk's digest is

@@ -279,8 +279,27 @@ pub struct MaterialIndex {
     codes: Vec<[u8; 3]>,
 }
 
+/// A material no table is made for: more pieces than
+/// [`MAX_PIECES`](crate::material::MAX_PIECES), or a side without pieces.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}: no table is made for it (at most {max} pieces, both sides with pieces)", max = crate::material::MAX_PIECES)]
+pub struct UnsupportedMaterial(pub Material);
+
 impl MaterialIndex {
+    /// The index of `material` under `rules`, if tables are made for it.
+    pub fn try_new(
+        material: Material,
+        rules: RuleSet,
+    ) -> Result<MaterialIndex, UnsupportedMaterial> {
+        if material.pieces() > crate::material::MAX_PIECES || !material.is_playable() {
+            return Err(UnsupportedMaterial(material));
+        }
+        Ok(MaterialIndex::new(material, rules))
+    }
+
     /// The index of `material` under `rules`.
+    ///
+    /// Panics if no table is made for `material` (see [`MaterialIndex::try_new`]).
     pub fn new(material: Material, rules: RuleSet) -> MaterialIndex {
         let (a, wk) = (material.stm_men as u32, material.stm_kings as u32);
         let (b, bk) = (material.opp_men as u32, material.opp_kings as u32);
@@ -553,7 +572,7 @@ impl MaterialIndex {
             "the mover is released"
         );
         let mut none = *child;
-        none.three[stm.index()] = None;
+        none.set_three_move(stm, None);
         Some(CarriedThreeMove {
             stm,
             kings: child.kings(stm),
@@ -647,15 +666,7 @@ impl MaterialIndex {
         (cache.placement, cache.wk, cache.bk) = (placement, wk, bk);
         let white = Bitboard::from_plain(wm | wk);
         let black = Bitboard::from_plain(bm | bk);
-        Position {
-            pieces: [white, black],
-            kings: Bitboard::from_plain(wk | bk),
-            turn: Side::White,
-            three: [None, None],
-            seven: None,
-            plies: 0,
-            rules: self.rules,
-        }
+        Position::from_pieces_unchecked(white, black, Bitboard::from_plain(wk | bk), self.rules)
     }
 
     /// The White and Black men (plain masks) of slice `slice` (placements
@@ -689,10 +700,10 @@ impl MaterialIndex {
     #[inline]
     pub(crate) fn set_counters(&self, pos: &mut Position, c: u64) {
         let [t_w, t_b, s] = self.codes[c as usize];
-        pos.three = [
+        pos.set_three_moves([
             three_move_state(t_w, pos.kings(Side::White).to_plain()),
             three_move_state(t_b, pos.kings(Side::Black).to_plain()),
-        ];
+        ]);
         self.set_draw_counter(pos, s);
     }
 
@@ -729,7 +740,7 @@ impl MaterialIndex {
     #[inline]
     pub(crate) fn set_counters_of(&self, counters: &PlacementCounters, pos: &mut Position, c: u64) {
         let [t_w, t_b, s] = self.codes[c as usize];
-        pos.three = [counters.white[t_w as usize], counters.black[t_b as usize]];
+        pos.set_three_moves([counters.white[t_w as usize], counters.black[t_b as usize]]);
         self.set_draw_counter(pos, s);
         #[cfg(debug_assertions)]
         {
@@ -742,7 +753,7 @@ impl MaterialIndex {
     /// Set the draw counter of a White-to-move position from its code `s`.
     #[inline]
     fn set_draw_counter(&self, pos: &mut Position, s: u8) {
-        pos.seven = match self.special {
+        let seven = match self.special {
             Special::Seven { strong } => Some(SevenMove { strong, moves: s }),
             Special::SevenCarried if s == 1 => Some(SevenMove {
                 strong: Side::White,
@@ -754,7 +765,8 @@ impl MaterialIndex {
             }),
             _ => None,
         };
-        pos.plies = if self.special == Special::Plies { s } else { 0 };
+        let plies = if self.special == Special::Plies { s } else { 0 };
+        pos.set_draw_counters(seven, plies);
     }
 }
 
@@ -1093,7 +1105,7 @@ mod tests {
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
                 let mut pos = ix.placement_position(p % ix.placements());
-                pos.turn = Side::Black;
+                pos.set_turn(Side::Black);
                 let flipped = flip_ix.placement_base(&pos.flip());
                 let men = pos.men(Side::White) | pos.men(Side::Black);
                 let offset = flip_ix.flipped_kings_offset(
@@ -1107,8 +1119,8 @@ mod tests {
                 let mut other = pos;
                 if let Some(k) = pos.kings(Side::Black).squares().next() {
                     if let Some(to) = (!pos.occupied()).squares().next() {
-                        other.pieces[1] = other.pieces[1].without(k).with(to);
-                        other.kings = other.kings.without(k).with(to);
+                        other.remove(Side::Black, k);
+                        other.put(Side::Black, to, true);
                         let moved = flip_ix.placement_base(&other.flip());
                         assert_eq!(moved / flip_ix.slice_len(), slice, "{name}");
                     }

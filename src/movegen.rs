@@ -68,7 +68,7 @@ impl Position {
 
     /// Whether the side to move has a capture (and so must capture).
     pub fn has_capture(&self) -> bool {
-        let us = self.turn;
+        let us = self.turn();
         let enemy = self.pieces(us.opponent());
         let empty = !self.occupied();
         let men = self.men(us);
@@ -89,7 +89,7 @@ impl Position {
     /// landing square of a man's jump; for a king's, a square between the
     /// king and the piece it jumps or the square right behind that piece.
     pub(crate) fn capture_blockers(&self) -> Option<Bitboard> {
-        let us = self.turn;
+        let us = self.turn();
         let enemy = self.pieces(us.opponent());
         let empty = !self.occupied();
         let men = self.men(us);
@@ -133,7 +133,7 @@ impl Position {
 
     /// Whether the side to move has any legal move.
     pub fn has_legal_move(&self) -> bool {
-        let us = self.turn;
+        let us = self.turn();
         let empty = !self.occupied();
         let men = self.men(us);
         if forward(us).iter().any(|&d| (men.shift(d) & empty).any()) {
@@ -160,7 +160,7 @@ impl Position {
 
     /// The ordinary moves of the side to move's men, added to `out`.
     pub(crate) fn generate_man_moves(&self, out: &mut MoveList) {
-        let us = self.turn;
+        let us = self.turn();
         let empty = !self.occupied();
         let promo = Bitboard::promotion_row(us);
         for m in self.men(us).squares() {
@@ -183,7 +183,7 @@ impl Position {
         let empty = !self.occupied();
         let blocked = self.blocked_king();
         for k in self
-            .kings(self.turn)
+            .kings(self.turn())
             .squares()
             .filter(|&k| Some(k) != blocked)
         {
@@ -203,7 +203,7 @@ impl Position {
     }
 
     fn count_quiet(&self) -> usize {
-        let us = self.turn;
+        let us = self.turn();
         let empty = !self.occupied();
         let men = self.men(us);
         let [f1, f2] = forward(us);
@@ -219,10 +219,10 @@ impl Position {
 
     /// The legal captures into `out` (which must be empty); nothing if there is none.
     pub(crate) fn generate_captures(&self, out: &mut MoveList) {
-        let us = self.turn;
+        let us = self.turn();
         let them = us.opponent();
         let mut gen = CaptureGen {
-            rules: self.rules,
+            rules: self.rules(),
             enemy: self.pieces(them),
             enemy_kings: self.kings(them),
             empty: Bitboard::EMPTY,
@@ -544,8 +544,7 @@ mod tests {
         let (mut checked, mut blocked, mut paths) = (0, 0, 0);
         for round in 0..3000 {
             let mut pos = Position::initial(RuleSet::Official);
-            pos.pieces = [Bitboard::EMPTY; 2];
-            pos.kings = Bitboard::EMPTY;
+            pos.clear_pieces();
             for i in 0..2 + round % 9 {
                 let sq = Square::from_index((next() % 50) as usize);
                 // The first piece is a white king, so that there is one to move back.
@@ -560,10 +559,7 @@ mod tests {
                 let king = i == 0
                     || next().is_multiple_of(3)
                     || Bitboard::promotion_row(side).contains(sq);
-                pos.pieces[side.index()] = pos.pieces[side.index()].with(sq);
-                if king {
-                    pos.kings = pos.kings.with(sq);
-                }
+                pos.put(side, sq, king);
             }
             assert_eq!(pos.capture_blockers().is_some(), pos.has_capture());
             // One more man on `s`, where it cannot jump itself: the others'
@@ -571,7 +567,7 @@ mod tests {
             let allowed = pos.capture_blockers().unwrap_or(Bitboard::ALL);
             for s in (!pos.occupied()).squares() {
                 let mut p = pos;
-                p.pieces[0] = p.pieces[0].with(s);
+                p.put(Side::White, s, false);
                 let one = Bitboard::EMPTY.with(s);
                 let man_jumps = Direction::ALL.iter().any(|&d| {
                     ((one.shift(d) & p.pieces(Side::Black)).shift(d) & !p.occupied()).any()
@@ -589,15 +585,13 @@ mod tests {
             }
             for to in pos.kings(Side::White).squares() {
                 let mut without = pos;
-                without.pieces[0] = without.pieces[0].without(to);
-                without.kings = without.kings.without(to);
+                without.remove(Side::White, to);
                 let allowed = without.capture_blockers().unwrap_or(Bitboard::ALL);
                 let empty = !without.occupied();
                 let origins = king_capture_origins(pos.pieces(Side::Black), empty);
                 for from in empty.squares() {
                     let mut p = without;
-                    p.pieces[0] = p.pieces[0].with(from);
-                    p.kings = p.kings.with(from);
+                    p.put(Side::White, from, true);
                     let free = allowed.contains(from) && !origins.contains(from);
                     assert_eq!(
                         !p.has_capture(),

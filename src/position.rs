@@ -79,13 +79,13 @@ pub enum PositionError {
 /// A legal Frisian draughts position with its counter state.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Position {
-    pub(crate) pieces: [Bitboard; 2],
-    pub(crate) kings: Bitboard,
-    pub(crate) turn: Side,
-    pub(crate) three: [Option<KingCount>; 2],
-    pub(crate) seven: Option<SevenMove>,
-    pub(crate) plies: u8,
-    pub(crate) rules: RuleSet,
+    pieces: [Bitboard; 2],
+    kings: Bitboard,
+    turn: Side,
+    three: [Option<KingCount>; 2],
+    seven: Option<SevenMove>,
+    plies: u8,
+    rules: RuleSet,
 }
 
 impl Position {
@@ -389,6 +389,105 @@ impl Position {
             }
         }
         p
+    }
+
+    /// White's pieces `white` and Black's `black` (disjoint), of which
+    /// `kings` are kings, White to move and no counters: a placement as the
+    /// indexer unranks it, without the checks of [`Position::from_setup`].
+    #[inline]
+    pub(crate) fn from_pieces_unchecked(
+        white: Bitboard,
+        black: Bitboard,
+        kings: Bitboard,
+        rules: RuleSet,
+    ) -> Position {
+        debug_assert!((white & black).is_empty() && (kings & !(white | black)).is_empty());
+        Position {
+            pieces: [white, black],
+            kings,
+            turn: Side::White,
+            three: [None, None],
+            seven: None,
+            plies: 0,
+            rules,
+        }
+    }
+
+    /// All kings, of both sides.
+    #[inline]
+    pub(crate) fn all_kings(&self) -> Bitboard {
+        self.kings
+    }
+
+    // Raw changes. The indexer, the retro-move generator and the generator
+    // build positions from codes or undo moves, and then set pieces, side to
+    // move and counters directly, without the checks of `from_setup`: they
+    // keep the invariants themselves (tests of `index(position(i)) == i` and
+    // of retro-moves against forward moves check them). Nothing else writes
+    // a position's fields.
+
+    /// Put a piece of `side` on the empty square `sq` (a king if `king`).
+    #[inline]
+    pub(crate) fn put(&mut self, side: Side, sq: Square, king: bool) {
+        debug_assert!(
+            !self.occupied().contains(sq),
+            "square {} taken",
+            sq.number()
+        );
+        self.pieces[side.index()] = self.pieces[side.index()].with(sq);
+        if king {
+            self.kings = self.kings.with(sq);
+        }
+    }
+
+    /// Take the piece of `side` off `sq`.
+    #[inline]
+    pub(crate) fn remove(&mut self, side: Side, sq: Square) {
+        self.pieces[side.index()] = self.pieces[side.index()].without(sq);
+        self.kings = self.kings.without(sq);
+    }
+
+    /// Take every piece off the board (to set up another with [`Position::put`]).
+    #[cfg(test)]
+    pub(crate) fn clear_pieces(&mut self) {
+        self.pieces = [Bitboard::EMPTY; 2];
+        self.kings = Bitboard::EMPTY;
+    }
+
+    /// Set the side to move, keeping pieces and counters.
+    #[inline]
+    pub(crate) fn set_turn(&mut self, side: Side) {
+        self.turn = side;
+    }
+
+    /// Set the three-move state of `side`.
+    #[inline]
+    pub(crate) fn set_three_move(&mut self, side: Side, state: Option<KingCount>) {
+        self.three[side.index()] = state;
+    }
+
+    /// Set both sides' three-move states (White's first).
+    #[inline]
+    pub(crate) fn set_three_moves(&mut self, states: [Option<KingCount>; 2]) {
+        self.three = states;
+    }
+
+    /// Set the seven-move state and the lidraughts ply count.
+    #[inline]
+    pub(crate) fn set_draw_counters(&mut self, seven: Option<SevenMove>, plies: u8) {
+        self.seven = seven;
+        self.plies = plies;
+    }
+
+    /// The position, or its colour flip if Black is to move: how states
+    /// are indexed.
+    #[inline]
+    pub(crate) fn white_to_move(&self) -> Position {
+        if self.turn == Side::White {
+            *self
+        } else {
+            self.flip()
+        }
     }
 
     /// The same position with colours swapped and the board turned 180

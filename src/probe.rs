@@ -92,6 +92,8 @@ pub struct Tablebase {
     slots: HashMap<(Material, Metric), Slot>,
     indexes: HashMap<Material, MaterialIndex>,
     max_pieces: u32,
+    /// Files named like tables that were left out, and why.
+    skipped: Vec<(PathBuf, String)>,
 }
 
 impl Tablebase {
@@ -102,6 +104,7 @@ impl Tablebase {
             slots: HashMap::new(),
             indexes: HashMap::new(),
             max_pieces: 0,
+            skipped: Vec::new(),
         }
     }
 
@@ -140,17 +143,36 @@ impl Tablebase {
             if rules != self.rules {
                 continue;
             }
+            // A file named like a table of a material no table is made for
+            // is left out, and said so, rather than indexed.
+            let index = match self.indexes.get(&material) {
+                Some(_) => None,
+                None => match MaterialIndex::try_new(material, rules) {
+                    Ok(ix) => Some(ix),
+                    Err(e) => {
+                        self.skipped.push((path, e.to_string()));
+                        continue;
+                    }
+                },
+            };
+            if let Some(ix) = index {
+                self.indexes.insert(material, ix);
+            }
             self.slots.entry((material, metric)).or_insert(Slot {
                 path,
                 file: OnceLock::new(),
             });
-            self.indexes
-                .entry(material)
-                .or_insert_with(|| MaterialIndex::new(material, rules));
             self.max_pieces = self.max_pieces.max(material.pieces());
             added += 1;
         }
         Ok(added)
+    }
+
+    /// Files that [`Tablebase::add_directory`] found named like tables of
+    /// this rule set but left out, with the reason (a material no table is
+    /// made for).
+    pub fn skipped(&self) -> &[(PathBuf, String)] {
+        &self.skipped
     }
 
     /// The most pieces in any registered table.
@@ -189,7 +211,7 @@ impl Tablebase {
         &self,
         pos: &Position,
         metric: Metric,
-    ) -> Result<Result<(u16, &TableFile), crate::rules::Outcome>, ProbeError> {
+    ) -> Result<Result<(u16, &TableFile), crate::adjudication::Outcome>, ProbeError> {
         if pos.rules() != self.rules {
             return Err(ProbeError::WrongRules {
                 position: pos.rules(),

@@ -79,11 +79,9 @@ pub fn predecessors_of(pos: &Position, undo: Undo, mut f: impl FnMut(&Position))
 #[inline]
 pub(crate) fn moved(pos: &Position, mover: Side, from: Square, to: Square, king: bool) -> Position {
     let mut p = *pos;
-    p.turn = mover;
-    p.pieces[mover.index()] = p.pieces[mover.index()].without(to).with(from);
-    if king {
-        p.kings = p.kings.without(to).with(from);
-    }
+    p.set_turn(mover);
+    p.remove(mover, to);
+    p.put(mover, from, king);
     p
 }
 
@@ -103,9 +101,8 @@ pub(crate) fn for_each_king_retro_move(pos: &Position, mut g: impl FnMut(Square,
         // computed once per king as sets of squares, instead of a capture
         // test for each origin.
         let mut without = *pos;
-        without.turn = mover;
-        without.pieces[mover.index()] = without.pieces[mover.index()].without(to);
-        without.kings = without.kings.without(to);
+        without.set_turn(mover);
+        without.remove(mover, to);
         let allowed = without.capture_blockers().unwrap_or(Bitboard::ALL);
         if allowed.is_empty() {
             continue;
@@ -214,11 +211,10 @@ impl Undoing {
     ) {
         let mover = self.mover;
         let mut p = moved(pos, mover, from, to, king);
-        p.seven = self.seven;
-        p.plies = self.plies;
+        p.set_draw_counters(self.seven, self.plies);
         let kings = p.kings(mover);
         self.for_each_mover_state(kings, from, to, king, |state| {
-            p.three[mover.index()] = state;
+            p.set_three_move(mover, state);
             f(&p);
         });
     }

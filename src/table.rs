@@ -121,6 +121,12 @@ pub fn file_name(material: Material, rules: RuleSet, metric: Metric) -> String {
 /// What is wrong with a table file.
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
+    /// A table that is needed is not in the directory.
+    #[error("table {file} is missing")]
+    Missing {
+        /// The file name of the table.
+        file: String,
+    },
     /// Reading or writing failed.
     #[error("{path}: {source}")]
     Io {

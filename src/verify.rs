@@ -8,16 +8,18 @@
 //! statistics are checked too. [`check_table_files`] makes the file checks
 //! alone, quickly and without the other tables, for copied or downloaded files.
 
-use crate::generate::{
-    successor_materials, Counts, GenerateError, Solved, StreamStats, TableStats, Value,
-};
+use crate::finished::Solved;
 use crate::geometry::Square;
 use crate::index::{MaterialIndex, PlacementCache};
+use crate::material::successor_materials;
 use crate::material::Material;
 use crate::moves::MoveList;
 use crate::position::Position;
 use crate::rules::{RuleSet, Wdl};
+use crate::stats::{Counts, StreamStats, TableStats};
+use crate::table::TableError;
 use crate::table::{self, Metric, TableFile};
+use crate::value::Value;
 use rayon::prelude::*;
 use std::path::Path;
 
@@ -187,7 +189,7 @@ pub fn verify_table(
     material: Material,
     rules: RuleSet,
     keep: usize,
-) -> Result<TableCheck, GenerateError> {
+) -> Result<TableCheck, TableError> {
     verify_table_with_progress(dir, material, rules, keep, &|_| {})
 }
 
@@ -302,7 +304,7 @@ pub fn verify_table_with_progress(
     rules: RuleSet,
     keep: usize,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<TableCheck, GenerateError> {
+) -> Result<TableCheck, TableError> {
     check_table(dir, material, rules, Some(keep), progress)
 }
 
@@ -319,7 +321,7 @@ pub fn check_table_files(
     material: Material,
     rules: RuleSet,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<TableCheck, GenerateError> {
+) -> Result<TableCheck, TableError> {
     check_table(dir, material, rules, None, progress)
 }
 
@@ -331,15 +333,15 @@ fn check_table(
     rules: RuleSet,
     keep: Option<usize>,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<TableCheck, GenerateError> {
+) -> Result<TableCheck, TableError> {
     let mut file_errors = Vec::new();
     let mut files = Vec::new();
     for metric in [Metric::Wdl, Metric::Dtw] {
         let path = dir.join(table::file_name(material, rules, metric));
         if !path.exists() {
-            return Err(GenerateError::Missing(table::file_name(
-                material, rules, metric,
-            )));
+            return Err(TableError::Missing {
+                file: table::file_name(material, rules, metric),
+            });
         }
         // A file that does not even open (cut short, a damaged header or
         // block index) fails the check like one whose body is damaged.

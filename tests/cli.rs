@@ -929,3 +929,22 @@ fn a_closed_output_pipe_is_no_panic() {
         );
     }
 }
+
+/// A stray file named like a table of too many pieces makes `probe` and
+/// `verify` warn and leave it out, not fail.
+#[test]
+fn a_stray_file_named_like_a_table_is_skipped_with_a_warning() {
+    let dir = generated("cli-stray", 2);
+    std::fs::write(dir.join("KKKKKKKMvK.official.wdl"), b"not a table").unwrap();
+    let d = dir.to_str().unwrap();
+    let (code, out, err) = run(&["probe", "--tables", d, "W:WK46:BK5"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("loss"), "{out}");
+    assert!(
+        err.contains("warning: skipped") && err.contains("KKKKKKKMvK.official.wdl"),
+        "{err}"
+    );
+    let (code, out, err) = run(&["verify", "--tables", d, "--rules", "official"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("KKKKKKKMvK.official.wdl"), "{err}");
+}

@@ -76,8 +76,8 @@ fn regenerated_tables_match_the_checked_in_manifest() {
     for rules in RuleSet::ALL {
         let mut written = Vec::new();
         for m in Material::all(3) {
-            let values = generate::load_values(tables(), m, rules).unwrap();
-            let st = generate::stats(m, rules, &values);
+            let values = frisian_tb::finished::load_values(tables(), m, rules).unwrap();
+            let st = frisian_tb::stats::stats(m, rules, &values);
             written.push(st.manifest_line());
         }
         for line in written {
@@ -389,7 +389,7 @@ fn decoded_values_are_the_values_written() {
                     Wdl::Loss => (2 * i % top) as u16,
                     Wdl::Win => (2 * i % top) as u16 + 1,
                 };
-                generate::Value { wdl, dtw }.pack()
+                frisian_tb::Value { wdl, dtw }.pack()
             })
             .collect();
         generate::write_tables(&dir, m, RuleSet::Official, &values).unwrap();
@@ -398,7 +398,7 @@ fn decoded_values_are_the_values_written() {
         assert!(header.dtw_halved);
         assert_eq!(header.value_width, width, "largest DTW {}", top - 1);
         assert_eq!(
-            generate::load_values(&dir, m, RuleSet::Official).unwrap(),
+            frisian_tb::finished::load_values(&dir, m, RuleSet::Official).unwrap(),
             values,
             "largest DTW {}",
             top - 1
@@ -409,7 +409,7 @@ fn decoded_values_are_the_values_written() {
     let n = bytes.len();
     bytes[n - 3] ^= 0x55;
     std::fs::write(&dtw, &bytes).unwrap();
-    let err = generate::load_values(&dir, m, RuleSet::Official)
+    let err = frisian_tb::finished::load_values(&dir, m, RuleSet::Official)
         .unwrap_err()
         .to_string();
     assert!(err.contains("KMvK.official.dtw"), "{err}");
@@ -433,11 +433,11 @@ fn dtw_scale_follows_the_header() {
     let dtw = dir.join(table::file_name(m, RuleSet::Official, Metric::Dtw));
     let wdl = dir.join(table::file_name(m, RuleSet::Official, Metric::Wdl));
     let stored = TableFile::open(&dtw).unwrap().read_all().unwrap();
-    let values = generate::load_values(&dir, m, RuleSet::Official).unwrap();
+    let values = frisian_tb::finished::load_values(&dir, m, RuleSet::Official).unwrap();
     let h = TableFile::open(&dtw).unwrap().header().clone();
     assert!(h.dtw_halved && h.format_version >= 3);
     for (&s, &v) in stored.iter().zip(&values) {
-        let v = generate::Value::unpack(v).unwrap();
+        let v = frisian_tb::Value::unpack(v).unwrap();
         if v.wdl != Wdl::Draw {
             assert_eq!(h.dtw_plies(s, v.wdl), v.dtw);
             assert_eq!(v.dtw / 2, s);
@@ -445,7 +445,7 @@ fn dtw_scale_follows_the_header() {
     }
     assert!(values
         .iter()
-        .any(|&v| generate::Value::unpack(v).unwrap().dtw > 1));
+        .any(|&v| frisian_tb::Value::unpack(v).unwrap().dtw > 1));
     // The same bytes labelled version 2 are read as plies (with version
     // 2's checksum, over the decoded bytes: one a value here).
     let decoded: Vec<u8> = stored.iter().map(|&v| u8::try_from(v).unwrap()).collect();
@@ -454,11 +454,11 @@ fn dtw_scale_follows_the_header() {
         h[19] = 0;
         h[64..72].copy_from_slice(&table::Fnv::of(&decoded).to_le_bytes());
     });
-    let read = generate::load_values(&dir, m, RuleSet::Official).unwrap();
+    let read = frisian_tb::finished::load_values(&dir, m, RuleSet::Official).unwrap();
     for ((&r, &v), &s) in read.iter().zip(&values).zip(&stored) {
         let (r, v) = (
-            generate::Value::unpack(r).unwrap(),
-            generate::Value::unpack(v).unwrap(),
+            frisian_tb::Value::unpack(r).unwrap(),
+            frisian_tb::Value::unpack(v).unwrap(),
         );
         assert_eq!(r.wdl, v.wdl);
         assert_eq!(r.dtw, if v.wdl == Wdl::Draw { 0 } else { s });
@@ -489,7 +489,7 @@ fn verify_finds_a_wrong_value_with_counters_from_both_sides() {
     let ix = MaterialIndex::new(m, rules);
     let per = ix.counters_per_placement();
     assert!(per > 1, "KMvK has three-move states");
-    let mut values = generate::load_values(&dir, m, rules).unwrap();
+    let mut values = frisian_tb::finished::load_values(&dir, m, rules).unwrap();
     // A won state in which White's king has made two moves in a row.
     let i = (0..values.len())
         .find(|&i| {
@@ -530,7 +530,7 @@ fn verify_reports_a_wrong_value() {
     // Rewrite KvM with one value changed (valid checksums): verification must catch it.
     let dir = copy_of_tables("tables-wrong", |_| true);
     let m: Material = "KvM".parse().unwrap();
-    let mut values = generate::load_values(&dir, m, RuleSet::Official).unwrap();
+    let mut values = frisian_tb::finished::load_values(&dir, m, RuleSet::Official).unwrap();
     let i = values.iter().position(|&v| v >> 14 == 3).unwrap(); // a win
     values[i] = 2 << 14; // now a draw, DTW 0
     generate::write_tables(&dir, m, RuleSet::Official, &values).unwrap();
@@ -632,7 +632,7 @@ fn an_interrupted_generation_resumes_where_it_stopped() {
     let done: usize = text.split_whitespace().next().unwrap().parse().unwrap();
     assert!(done > 0, "some batches were recorded");
     assert!(
-        !generate::is_complete(&dir, m, RuleSet::Official),
+        !frisian_tb::finished::is_complete(&dir, m, RuleSet::Official),
         "no table under its final name yet"
     );
     // Run again: it picks up at the recorded batch and gives the same tables.
@@ -670,9 +670,9 @@ fn dtw_files_leave_draws_unspecified_and_readers_ignore_them() {
         .count();
     assert!(filled > 0, "some draw follows a decided state in its block");
     // Decoded values give every draw DTW 0 ...
-    let values = generate::load_values(tables(), m, RuleSet::Official).unwrap();
+    let values = frisian_tb::finished::load_values(tables(), m, RuleSet::Official).unwrap();
     for (i, &v) in values.iter().enumerate() {
-        let v = generate::Value::unpack(v).unwrap();
+        let v = frisian_tb::Value::unpack(v).unwrap();
         assert!(v.wdl != Wdl::Draw || v.dtw == 0, "state {i}");
     }
     // ... and a probe of a drawn state gives no DTW.
@@ -792,11 +792,14 @@ fn tables_laid_out_otherwise_read_alike() {
     );
     assert_eq!(relaid.read_all().unwrap(), values);
 
-    let stats = generate::table_stats(tables(), m, rules).unwrap();
-    assert_eq!(generate::table_stats(&dir, m, rules).unwrap(), stats);
+    let stats = frisian_tb::stats::table_stats(tables(), m, rules).unwrap();
     assert_eq!(
-        generate::load_values(&dir, m, rules).unwrap(),
-        generate::load_values(tables(), m, rules).unwrap()
+        frisian_tb::stats::table_stats(&dir, m, rules).unwrap(),
+        stats
+    );
+    assert_eq!(
+        frisian_tb::finished::load_values(&dir, m, rules).unwrap(),
+        frisian_tb::finished::load_values(tables(), m, rules).unwrap()
     );
     let files = frisian_tb::verify::check_table_files(&dir, m, rules, &|_| {}).unwrap();
     assert!(files.ok(), "{:?}", files.file_errors);

@@ -14,8 +14,8 @@ fn all_tables_up_to_four_pieces_match_the_manifest_and_verify() {
         // Resumable: a previous run's complete tables are reused, then re-checked below.
         generate::run(&Plan::all(rules, &dir, 4), &Quiet).expect("generation succeeds");
         for m in Material::all(4) {
-            let values = generate::load_values(&dir, m, rules).unwrap();
-            let st = generate::stats(m, rules, &values);
+            let values = frisian_tb::finished::load_values(&dir, m, rules).unwrap();
+            let st = frisian_tb::stats::stats(m, rules, &values);
             let line = st.manifest_line();
             assert!(
                 manifest.lines().any(|l| l == line),

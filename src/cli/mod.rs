@@ -592,6 +592,7 @@ fn open_tablebase(dirs: &[PathBuf], rules: RuleSet) -> Result<Tablebase, CliErro
             ))
         })?;
     }
+    warn_skipped(&tb);
     if n == 0 {
         let out = dirs.first().map_or(Path::new("tables"), |d| d.as_path());
         return Err(CliError::Other(format!(
@@ -601,6 +602,13 @@ fn open_tablebase(dirs: &[PathBuf], rules: RuleSet) -> Result<Tablebase, CliErro
         )));
     }
     Ok(tb)
+}
+
+/// A warning for each file the tablebase left out (see [`Tablebase::skipped`]).
+fn warn_skipped(tb: &Tablebase) {
+    for (path, why) in tb.skipped() {
+        eprintln!("warning: skipped {}: {why}", path.display());
+    }
 }
 
 /// Table directories for a message: `a`, or `a, b and c`.

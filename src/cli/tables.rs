@@ -2,7 +2,10 @@
 //! progress display, and the output directory's `MANIFEST`.
 
 use super::{CliError, Meter};
-use frisian_tb::generate::{self, Plan, TableStats};
+use frisian_tb::finished;
+use frisian_tb::generate::{self, Plan};
+use frisian_tb::manifest::{Manifest, ManifestError};
+use frisian_tb::stats::{self, TableStats};
 use frisian_tb::table::{Metric, TableFile};
 use frisian_tb::{Material, MaterialIndex, RuleSet};
 use serde::Serialize;
@@ -302,7 +305,7 @@ pub(super) fn cmd_generate(what: &What, json: bool) -> Result<(), CliError> {
     // A damaged file is generated again like a missing one; say which and why.
     for &m in &pending {
         for m in m.with_flip() {
-            for e in generate::damaged(out, m, rules) {
+            for e in finished::damaged(out, m, rules) {
                 eprintln!("warning: {e}; generating it again");
             }
         }
@@ -339,7 +342,7 @@ pub(super) fn cmd_generate(what: &What, json: bool) -> Result<(), CliError> {
         .materials
         .iter()
         .copied()
-        .filter(|&m| generate::is_complete(out, m, rules))
+        .filter(|&m| finished::is_complete(out, m, rules))
         .collect();
     let manifest = update_manifest(
         out,
@@ -416,99 +419,38 @@ fn update_manifest(
     durable: bool,
 ) -> Result<(), CliError> {
     let path = dir.join("MANIFEST");
-    let mut lines: std::collections::BTreeMap<(String, usize, String), String> = Default::default();
-    let order: Vec<Material> = Material::all(
-        40.min(
-            materials
-                .iter()
-                .map(|m| m.pieces())
-                .max()
-                .unwrap_or(2)
-                .max(8),
-        ),
-    );
-    let rank = |name: &str| {
-        name.parse::<Material>()
-            .ok()
-            .and_then(|m| order.iter().position(|&x| x == m))
-            .unwrap_or(usize::MAX)
-    };
     // A manifest of an older version has another checksum: its lines are
     // not kept (each table is read again for its line).
-    let current = |text: &String| {
-        let ok = generate::manifest_is_current(text);
-        if !ok && !quiet {
-            eprintln!(
-                "manifest: {} has checksums of an older version; reading every table again",
-                path.display()
-            );
-        }
-        ok
-    };
-    if let Some(text) = std::fs::read_to_string(&path).ok().filter(current) {
-        for line in text
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        {
-            let mut f = line.split_whitespace();
-            if let (Some(r), Some(m)) = (f.next(), f.next()) {
-                lines.insert((r.to_string(), rank(m), m.to_string()), line.to_string());
+    let mut manifest = match Manifest::read(&path) {
+        Ok(manifest) => manifest,
+        Err(ManifestError::OldVersion { .. }) => {
+            if !quiet {
+                eprintln!(
+                    "manifest: {} has checksums of an older version; reading every table again",
+                    path.display()
+                );
             }
+            Manifest::new()
         }
-    }
-    let fmt = TableStats::manifest_line;
+        Err(ManifestError::Io { .. }) => Manifest::new(),
+    };
     for st in written {
-        lines.insert(
-            (st.rules.clone(), rank(&st.material), st.material.clone()),
-            fmt(st),
-        );
+        manifest.insert(st);
     }
     for &m in materials {
-        let key = (
-            rules.name().to_string(),
-            rank(&m.to_string()),
-            m.to_string(),
-        );
         // A line is kept if the table's header still gives its statistics
         // (a table generated again, or replaced, is read again).
-        let kept = lines
-            .get(&key)
+        let kept = manifest
+            .get(rules.name(), &m.to_string())
             .is_some_and(|line| line_agrees_with_header(dir, m, rules, line));
         if !kept {
             if !quiet {
                 eprintln!("manifest: reading {m} ({rules}), complete before this run");
             }
-            let st = generate::table_stats(dir, m, rules)?;
-            lines.insert(key, fmt(&st));
+            manifest.insert(&stats::table_stats(dir, m, rules)?);
         }
     }
-    let mut text = String::from(generate::MANIFEST_HEADER);
-    for line in lines.values() {
-        text.push_str(line);
-        text.push('\n');
-    }
-    // Written in full (and synced) under a temporary name, then renamed: a
-    // reader never sees half a manifest, and a failed write leaves none.
-    let tmp = dir.join("MANIFEST.tmp");
-    let written = std::fs::File::create(&tmp)
-        .and_then(|mut f| {
-            use std::io::Write;
-            f.write_all(text.as_bytes())?;
-            if durable {
-                f.sync_all()?;
-            }
-            Ok(())
-        })
-        .and_then(|()| std::fs::rename(&tmp, &path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(CliError::Other(format!("{}: {e}", path.display())));
-    }
-    // Make the rename itself durable, as the table files' renames are.
-    if durable {
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-    }
-    Ok(())
+    manifest
+        .write(&path, durable)
+        .map_err(|e| CliError::Other(e.to_string()))
 }

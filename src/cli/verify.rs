@@ -1,8 +1,9 @@
 //! `verify`: every stored value re-derived from its successors.
 
 use super::{CliError, Meter};
-use frisian_tb::generate::TableStats;
+use frisian_tb::manifest::Manifest;
 use frisian_tb::probe::Tablebase;
+use frisian_tb::stats::TableStats;
 use frisian_tb::table::{self, Metric, TableFile};
 use frisian_tb::verify::TableCheck;
 use frisian_tb::{Material, MaterialIndex, RuleSet};
@@ -146,298 +147,386 @@ pub(super) fn cmd_verify(
     journal: Option<&Path>,
     json: bool,
 ) -> Result<(), CliError> {
-    let Selection {
-        dir,
-        rules,
-        max_pieces,
-        only,
-    } = *selection;
-    const GIB: f64 = (1u64 << 30) as f64;
     let limit = max_memory
         .map(|g| (g * GIB) as u64)
         .or_else(frisian_tb::generate::available_memory);
-    // Tables not checked because they would need more memory than allowed.
-    let mut not_checked: Vec<(RuleSet, Material, f64, f64)> = Vec::new();
-    // Tables not checked because a table they depend on could not be read.
-    let mut unverifiable: Vec<(RuleSet, Material, String)> = Vec::new();
     // Manifest lines by (rules, material), read before any work starts.
-    let published: Option<HashMap<(String, String), String>> = manifest
-        .map(|path| {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| CliError::Other(format!("cannot read {}: {e}", path.display())))?;
-            if !frisian_tb::generate::manifest_is_current(&text) {
-                return Err(CliError::Other(format!(
-                    "{}: not a manifest of this version (its header does not name manifest \
-                     checksum 2); `frisian-tb generate` over the tables writes a current one",
-                    path.display()
-                )));
-            }
-            Ok::<_, CliError>(
-                text.lines()
-                    .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-                    .filter_map(|l| {
-                        let mut f = l.split_whitespace();
-                        let key = (f.next()?.to_string(), f.next()?.to_string());
-                        Some((key, l.split_whitespace().collect::<Vec<_>>().join(" ")))
-                    })
-                    .collect(),
-            )
-        })
+    let published: Option<Manifest> = manifest
+        .map(|path| Manifest::read(path).map_err(|e| CliError::Other(e.to_string())))
         .transpose()?;
     let mut journal = journal.map(Journal::open).transpose()?;
-    // Tables skipped as the journal records them passed.
-    let mut from_journal = 0;
-    let mut checks = Vec::new();
-    let mut bases = Vec::new();
-    for &r in rules {
-        let mut tb = Tablebase::new(r);
-        tb.add_directory(dir).map_err(|e| {
-            CliError::Other(format!(
-                "cannot read table directory {}: {e}",
-                dir.display()
-            ))
-        })?;
-        bases.push((r, tb));
-    }
-    // A material asked for by name but present under none of the rule sets is an
-    // error before any work starts: silently checking nothing would read as "ok".
-    let missing: Vec<String> = only
-        .iter()
-        .filter(|m| !bases.iter().any(|(_, tb)| tb.materials().contains(m)))
-        .map(|m| m.to_string())
-        .collect();
-    if !missing.is_empty() {
-        let names: Vec<&str> = rules.iter().map(|r| r.name()).collect();
-        return Err(CliError::Other(format!(
-            "no {} table for {} in {}",
-            names.join(" or "),
-            missing.join(", "),
-            dir.display()
-        )));
-    }
+    let bases = open_tablebases(selection)?;
+    refuse_missing_materials(selection, &bases)?;
     // Every table to check, first, so that one bar (or a log line a minute)
     // shows the whole run with its ETA.
-    let work: Vec<(RuleSet, Material)> = bases
-        .iter()
-        .flat_map(|(r, tb)| {
-            tb.materials()
-                .into_iter()
-                .filter(|m| max_pieces.is_none_or(|n| m.pieces() <= n))
-                .filter(|m| only.is_empty() || only.contains(m))
-                .map(|m| (*r, m))
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let work = tables_to_check(selection, &bases);
     let total = work
         .iter()
         .map(|&(r, m)| MaterialIndex::new(m, r).size())
         .sum();
-    let meter = Meter::new(total, json);
-    // A line printed under the bar without breaking it.
-    let say = |line: String| meter.bar.suspend(|| println!("{line}"));
+    let run = Run {
+        dir: selection.dir,
+        manifest: manifest.zip(published.as_ref()),
+        files_only,
+        json,
+        limit,
+        meter: Meter::new(total, json),
+    };
+    let mut report = Report::default();
     for (k, &(r, m)) in work.iter().enumerate() {
-        let t = Instant::now();
-        let states = MaterialIndex::new(m, r).size();
-        // The table's line: rules, material, states, then what was found.
-        let row = |states: u64, rest: String| {
-            say(format!(
-                "{:<10} {:<10} {states:>12} states  {rest}",
-                r.name(),
-                m.to_string()
-            ))
-        };
-        let done_before = meter.bar.position();
-        meter
+        run.meter
             .bar
             .set_message(format!("{}/{} {m}", k + 1, work.len()));
-        let identity = journal.as_ref().and_then(|_| Journal::identity(dir, m, r));
-        let recorded = journal
+        run.check(r, m, journal.as_mut(), &mut report)?;
+    }
+    run.meter.bar.finish_and_clear();
+    if work.is_empty() {
+        return Err(CliError::Other(format!(
+            "no tables in {}",
+            selection.dir.display()
+        )));
+    }
+    report.print(json, files_only, manifest);
+    report.status()
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// A tablebase over the directory for each rule set of the selection.
+fn open_tablebases(selection: &Selection) -> Result<Vec<(RuleSet, Tablebase)>, CliError> {
+    let dir = selection.dir;
+    selection
+        .rules
+        .iter()
+        .map(|&r| {
+            let mut tb = Tablebase::new(r);
+            tb.add_directory(dir).map_err(|e| {
+                CliError::Other(format!(
+                    "cannot read table directory {}: {e}",
+                    dir.display()
+                ))
+            })?;
+            super::warn_skipped(&tb);
+            Ok((r, tb))
+        })
+        .collect()
+}
+
+/// A material asked for by name but present under none of the rule sets is
+/// an error before any work starts: silently checking nothing would read as
+/// "ok".
+fn refuse_missing_materials(
+    selection: &Selection,
+    bases: &[(RuleSet, Tablebase)],
+) -> Result<(), CliError> {
+    let missing: Vec<String> = selection
+        .only
+        .iter()
+        .filter(|m| !bases.iter().any(|(_, tb)| tb.materials().contains(m)))
+        .map(|m| m.to_string())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<&str> = selection.rules.iter().map(|r| r.name()).collect();
+    Err(CliError::Other(format!(
+        "no {} table for {} in {}",
+        names.join(" or "),
+        missing.join(", "),
+        selection.dir.display()
+    )))
+}
+
+/// The tables of the selection present in the directory, by rule set.
+fn tables_to_check(
+    selection: &Selection,
+    bases: &[(RuleSet, Tablebase)],
+) -> Vec<(RuleSet, Material)> {
+    bases
+        .iter()
+        .flat_map(|(r, tb)| {
+            tb.materials()
+                .into_iter()
+                .filter(|m| selection.max_pieces.is_none_or(|n| m.pieces() <= n))
+                .filter(|m| selection.only.is_empty() || selection.only.contains(m))
+                .map(|m| (*r, m))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// How a verify run checks each table.
+struct Run<'a> {
+    dir: &'a Path,
+    /// The manifest to compare with, and its lines.
+    manifest: Option<(&'a Path, &'a Manifest)>,
+    files_only: bool,
+    json: bool,
+    /// The memory a check may use, in bytes, if known.
+    limit: Option<u64>,
+    meter: Meter,
+}
+
+/// What a verify run found, table by table.
+#[derive(Default)]
+struct Report {
+    /// Tables checked (or passed before, as the journal records: true).
+    checks: Vec<(RuleSet, TableCheck, bool)>,
+    /// Tables not checked because they would need more memory than allowed
+    /// (needed and allowed, in GiB).
+    not_checked: Vec<(RuleSet, Material, f64, f64)>,
+    /// Tables not checked because a table they depend on could not be read.
+    unverifiable: Vec<(RuleSet, Material, String)>,
+    /// Tables skipped as the journal records them passed.
+    from_journal: usize,
+}
+
+impl Run<'_> {
+    /// A line printed under the bar without breaking it.
+    fn say(&self, line: String) {
+        self.meter.bar.suspend(|| println!("{line}"));
+    }
+
+    /// The table's line: rules, material, states, then what was found.
+    fn row(&self, r: RuleSet, m: Material, states: u64, rest: String) {
+        self.say(format!(
+            "{:<10} {:<10} {states:>12} states  {rest}",
+            r.name(),
+            m.to_string()
+        ));
+    }
+
+    /// Check the table of `m` under `r`, unless the journal records that it
+    /// passed with the files it has now, and add what was found to `report`.
+    fn check(
+        &self,
+        r: RuleSet,
+        m: Material,
+        journal: Option<&mut Journal>,
+        report: &mut Report,
+    ) -> Result<(), CliError> {
+        let states = MaterialIndex::new(m, r).size();
+        let identity = journal
             .as_ref()
+            .and_then(|_| Journal::identity(self.dir, m, r));
+        let recorded = journal
+            .as_deref()
             .zip(identity.as_deref())
-            .and_then(|(j, id)| j.recorded(dir, m, r, id, !files_only));
-        if let Some(stats) = recorded {
-            // Passed before, files unchanged: only the manifest is
-            // compared again (it may be another one this time).
-            let mut check = TableCheck {
-                material: m.to_string(),
-                states,
-                file_errors: Vec::new(),
-                mismatches: 0,
-                first_mismatches: Vec::new(),
-                stats: Some(stats.clone()),
-            };
-            compare_with_manifest(&mut check, published.as_ref(), manifest);
-            if !json {
-                let status = if check.ok() { "ok" } else { "FAILED" };
-                let path = journal.as_ref().map_or(Path::new(""), |j| &j.path);
-                row(
-                    states,
-                    format!("{status}  (passed before: {})", path.display()),
-                );
-                for e in &check.file_errors {
-                    say(format!("    {e}"));
-                }
-            }
-            meter.skip(states);
-            from_journal += 1;
-            checks.push((r, check, true));
-            continue;
+            .and_then(|(j, id)| {
+                j.recorded(self.dir, m, r, id, !self.files_only)
+                    .map(|st| (j, st.clone()))
+            });
+        if let Some((j, stats)) = recorded {
+            self.passed_before(r, m, states, stats, &j.path, report);
+            return Ok(());
         }
         let needed = frisian_tb::verify::memory_estimate(m, r);
         // Checking the files alone holds one step of values, not the
         // tables the moves lead to.
-        if let Some(limit) = limit.filter(|&l| needed > l && !files_only) {
+        if let Some(limit) = self.limit.filter(|&l| needed > l && !self.files_only) {
             // Refuse before allocating: being killed for memory half-way
             // through a long run helps nobody.
             let (needed, limit) = (needed as f64 / GIB, limit as f64 / GIB);
-            if !json {
-                row(states, format!("NOT CHECKED: needs about {needed:.1} GiB of memory, {limit:.1} GiB allowed (--max-memory)"));
+            if !self.json {
+                self.row(r, m, states, format!("NOT CHECKED: needs about {needed:.1} GiB of memory, {limit:.1} GiB allowed (--max-memory)"));
             }
-            meter.skip(states);
-            not_checked.push((r, m, needed, limit));
-            continue;
+            self.meter.skip(states);
+            report.not_checked.push((r, m, needed, limit));
+            return Ok(());
         }
-        let check = if files_only {
-            frisian_tb::verify::check_table_files(dir, m, r, &|n| meter.inc(n))
+        let t = Instant::now();
+        let done_before = self.meter.bar.position();
+        let check = if self.files_only {
+            frisian_tb::verify::check_table_files(self.dir, m, r, &|n| self.meter.inc(n))
         } else {
-            frisian_tb::verify::verify_table_with_progress(dir, m, r, 5, &|n| meter.inc(n))
+            frisian_tb::verify::verify_table_with_progress(self.dir, m, r, 5, &|n| {
+                self.meter.inc(n)
+            })
         };
         // The whole table counted, also where the check stopped early.
-        meter.bar.set_position(done_before + states);
+        self.meter.bar.set_position(done_before + states);
         // A table that cannot be checked (a table its moves lead to is
         // missing or damaged) is reported, and the others still checked.
         let mut check = match check {
             Ok(check) => check,
             Err(e) => {
-                if !json {
-                    row(states, format!("NOT CHECKED: {e}"));
+                if !self.json {
+                    self.row(r, m, states, format!("NOT CHECKED: {e}"));
                 }
-                unverifiable.push((r, m, e.to_string()));
-                continue;
+                report.unverifiable.push((r, m, e.to_string()));
+                return Ok(());
             }
         };
-        compare_with_manifest(&mut check, published.as_ref(), manifest);
-        if let (Some(j), Some(id), Some(stats)) = (&mut journal, &identity, &check.stats) {
+        compare_with_manifest(&mut check, self.manifest);
+        if let (Some(j), Some(id), Some(stats)) = (journal, &identity, &check.stats) {
             if check.ok() {
-                j.record(!files_only, id, stats)?;
+                j.record(!self.files_only, id, stats)?;
             }
         }
-        if !json {
-            let status = if check.ok() {
-                "ok".to_string()
-            } else if check.mismatches > 0 {
-                format!("FAILED: {} wrong values", check.mismatches)
-            } else {
-                "FAILED".to_string()
-            };
-            row(
-                check.states,
-                format!("{status}  ({:.1} s)", t.elapsed().as_secs_f64()),
+        if !self.json {
+            self.print_check(r, m, &check, t.elapsed().as_secs_f64());
+        }
+        report.checks.push((r, check, false));
+        Ok(())
+    }
+
+    /// A table that passed before, with the files it has now: only the
+    /// manifest is compared again (it may be another one this time).
+    fn passed_before(
+        &self,
+        r: RuleSet,
+        m: Material,
+        states: u64,
+        stats: TableStats,
+        journal: &Path,
+        report: &mut Report,
+    ) {
+        let mut check = TableCheck {
+            material: m.to_string(),
+            states,
+            file_errors: Vec::new(),
+            mismatches: 0,
+            first_mismatches: Vec::new(),
+            stats: Some(stats),
+        };
+        compare_with_manifest(&mut check, self.manifest);
+        if !self.json {
+            let status = if check.ok() { "ok" } else { "FAILED" };
+            self.row(
+                r,
+                m,
+                states,
+                format!("{status}  (passed before: {})", journal.display()),
             );
             for e in &check.file_errors {
-                say(format!("    {e}"));
-            }
-            for mm in &check.first_mismatches {
-                say(format!(
-                    "    index {}: {}  stored {}, expected {}",
-                    mm.index, mm.fen, mm.stored, mm.expected
-                ));
+                self.say(format!("    {e}"));
             }
         }
-        checks.push((r, check, false));
+        self.meter.skip(states);
+        report.from_journal += 1;
+        report.checks.push((r, check, true));
     }
-    meter.bar.finish_and_clear();
-    if work.is_empty() {
-        return Err(CliError::Other(format!("no tables in {}", dir.display())));
+
+    /// The line of a table checked (`seconds`: how long it took), with its
+    /// file errors and first wrong values under it.
+    fn print_check(&self, r: RuleSet, m: Material, check: &TableCheck, seconds: f64) {
+        let status = if check.ok() {
+            "ok".to_string()
+        } else if check.mismatches > 0 {
+            format!("FAILED: {} wrong values", check.mismatches)
+        } else {
+            "FAILED".to_string()
+        };
+        self.row(r, m, check.states, format!("{status}  ({seconds:.1} s)"));
+        for e in &check.file_errors {
+            self.say(format!("    {e}"));
+        }
+        for mm in &check.first_mismatches {
+            self.say(format!(
+                "    index {}: {}  stored {}, expected {}",
+                mm.index, mm.fen, mm.stored, mm.expected
+            ));
+        }
     }
-    let failed = checks.iter().filter(|(_, c, _)| !c.ok()).count();
-    if json {
-        let list: Vec<serde_json::Value> = checks
+}
+
+impl Report {
+    fn failed(&self) -> usize {
+        self.checks.iter().filter(|(_, c, _)| !c.ok()).count()
+    }
+
+    /// The summary: a JSON document, or a line.
+    fn print(&self, json: bool, files_only: bool, manifest: Option<&Path>) {
+        if json {
+            println!("{}", self.to_json(files_only));
+            return;
+        }
+        let mut line = format!("{} tables checked", self.checks.len());
+        if files_only {
+            line += " (files only: no value re-derived)";
+        }
+        if self.from_journal > 0 {
+            line += &format!(
+                " ({} passed before, as the journal records)",
+                self.from_journal
+            );
+        }
+        line += &format!(", {} failed", self.failed());
+        if !self.not_checked.is_empty() {
+            line += &format!(
+                ", {} not checked for lack of memory",
+                self.not_checked.len()
+            );
+        }
+        if !self.unverifiable.is_empty() {
+            line += &format!(
+                ", {} not checked: a table they need could not be read",
+                self.unverifiable.len()
+            );
+        }
+        if let Some(p) = manifest {
+            line += &format!(" (statistics and checksums compared with {})", p.display());
+        }
+        println!("{line}");
+    }
+
+    fn to_json(&self, files_only: bool) -> serde_json::Value {
+        let list: Vec<serde_json::Value> = self
+            .checks
             .iter()
             .map(|(r, c, recorded)| serde_json::json!({"rules": r.name(), "material": c.material, "states": c.states, "ok": c.ok(), "mismatches": c.mismatches, "file_errors": c.file_errors, "first_mismatches": c.first_mismatches, "checksum": c.stats.as_ref().map(|st| st.checksum.clone()), "from_journal": recorded}))
             .collect();
-        let skipped: Vec<serde_json::Value> = not_checked
+        let skipped: Vec<serde_json::Value> = self
+            .not_checked
             .iter()
             .map(|(r, m, needed, limit)| serde_json::json!({"rules": r.name(), "material": m.to_string(), "needed_gib": needed, "limit_gib": limit}))
             .collect();
-        let unreadable: Vec<serde_json::Value> = unverifiable
+        let unreadable: Vec<serde_json::Value> = self
+            .unverifiable
             .iter()
             .map(|(r, m, e)| serde_json::json!({"rules": r.name(), "material": m.to_string(), "error": e}))
             .collect();
-        println!(
-            "{}",
-            serde_json::json!({"tables": list, "failed": failed, "not_checked": skipped, "unverifiable": unreadable, "files_only": files_only, "from_journal": from_journal})
-        );
-    } else {
-        println!(
-            "{} tables checked{}{}, {} failed{}{}",
-            checks.len(),
-            if files_only {
-                " (files only: no value re-derived)"
-            } else {
-                ""
-            },
-            if from_journal > 0 {
-                format!(" ({from_journal} passed before, as the journal records)")
-            } else {
-                String::new()
-            },
-            failed,
-            if not_checked.is_empty() {
-                String::new()
-            } else {
-                format!(", {} not checked for lack of memory", not_checked.len())
-            } + &if unverifiable.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ", {} not checked: a table they need could not be read",
-                    unverifiable.len()
-                )
-            },
-            manifest.map_or(String::new(), |p| format!(
-                " (statistics and checksums compared with {})",
-                p.display()
-            ))
-        );
+        serde_json::json!({"tables": list, "failed": self.failed(), "not_checked": skipped, "unverifiable": unreadable, "files_only": files_only, "from_journal": self.from_journal})
     }
-    if failed > 0 {
-        return Err(CliError::VerifyFailed);
+
+    /// The run's result: an error if any table failed, could not be
+    /// checked, or was not checked for lack of memory.
+    fn status(&self) -> Result<(), CliError> {
+        if self.failed() > 0 {
+            return Err(CliError::VerifyFailed);
+        }
+        if let Some((r, m, e)) = self.unverifiable.first() {
+            return Err(CliError::Other(format!(
+                "{} tables could not be checked; the first, {m} ({}): {e}",
+                self.unverifiable.len(),
+                r.name()
+            )));
+        }
+        if !self.not_checked.is_empty() {
+            let names: Vec<String> = self
+                .not_checked
+                .iter()
+                .map(|(r, m, _, _)| format!("{m} ({})", r.name()))
+                .collect();
+            return Err(CliError::Other(format!(
+                "not verified for lack of memory: {}; run on a machine with more memory, or raise --max-memory",
+                names.join(", ")
+            )));
+        }
+        Ok(())
     }
-    if let Some((r, m, e)) = unverifiable.first() {
-        return Err(CliError::Other(format!(
-            "{} tables could not be checked; the first, {m} ({}): {e}",
-            unverifiable.len(),
-            r.name()
-        )));
-    }
-    if !not_checked.is_empty() {
-        let names: Vec<String> = not_checked
-            .iter()
-            .map(|(r, m, _, _)| format!("{m} ({})", r.name()))
-            .collect();
-        return Err(CliError::Other(format!(
-            "not verified for lack of memory: {}; run on a machine with more memory, or raise --max-memory",
-            names.join(", ")
-        )));
-    }
-    Ok(())
 }
 
 /// Add to `check` what differs from its line in the published manifest, if
-/// one was given (`lines` by rules and material, read from `path`).
-fn compare_with_manifest(
-    check: &mut TableCheck,
-    lines: Option<&HashMap<(String, String), String>>,
-    path: Option<&Path>,
-) {
-    if let (Some(lines), Some(path), Some(stats)) = (lines, path, &check.stats) {
+/// one was given (read from `path`).
+fn compare_with_manifest(check: &mut TableCheck, manifest: Option<(&Path, &Manifest)>) {
+    if let (Some((path, lines)), Some(stats)) = (manifest, &check.stats) {
         let found = stats.manifest_line();
-        match lines.get(&(stats.rules.clone(), stats.material.clone())) {
+        match lines.get(&stats.rules, &stats.material) {
             None => check
                 .file_errors
                 .push(format!("not listed in {}", path.display())),
-            Some(line) if *line != found => check.file_errors.push(format!(
+            Some(line) if line != found => check.file_errors.push(format!(
                 "differs from {}: listed `{line}`, found `{found}`",
                 path.display()
             )),

@@ -2,7 +2,7 @@
 //! the runs a batch propagates in.
 
 use super::divisor::Divisor;
-use super::pair::PairTable;
+use super::pair_table::PairTable;
 use super::relay::Fresh;
 use super::work::{Entry, WIN_BIT};
 use crate::index::MaterialIndex;
@@ -59,7 +59,7 @@ pub(super) fn batches(tables: &[&MaterialIndex], batch_states: u64) -> Vec<Batch
             let p = t0.position(s * t0.slice_len());
             // The same men with the other side to move (the index flips it into its table).
             let mut q = p;
-            q.turn = Side::Black;
+            q.set_turn(Side::Black);
             let partner = tables[other].index(&q) / tables[other].slice_len();
             if symmetric && partner < s {
                 return None; // listed with its partner

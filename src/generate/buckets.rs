@@ -1,9 +1,9 @@
 //! Buckets: the states finalised at each distance, waiting to be propagated,
 //! handed over in segments and put in state order before each step.
 
+use super::error::GenerateError;
 use super::memory::AtomicWords;
 use super::work::{Entry, WIN_BIT};
-use super::GenerateError;
 use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::atomic::Ordering::Relaxed;

@@ -7,19 +7,21 @@ use super::divisor::Divisor;
 #[cfg(test)]
 use super::leaving::is_internal;
 use super::leaving::{Leaving, Source, Target};
-use super::memory::{prefetch, PerThread};
-use super::pair::PairTable;
-use super::solved::Solved;
+use super::memory::PerThread;
+use super::pair_table::PairTable;
 use super::work::{Cell, Entry, Work, NO_WIN, WIN_BIT};
-use super::Value;
+use crate::finished::Solved;
 use crate::geometry::Square;
 use crate::index::{flipped_plain, MaterialIndex, MenCache, PlacementCache, PlacementCounters};
+use crate::memory::prefetch;
 use crate::movegen::{for_each_free_diagonal_square, king_quiet_move_count};
 use crate::moves::{Move, MoveList};
 use crate::piece::Side;
 use crate::position::Position;
+#[cfg(debug_assertions)]
 use crate::retro::moved;
 use crate::rules::{KingCount, Wdl, THREE_MOVE_LIMIT};
+use crate::value::Value;
 use rayon::prelude::*;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicU16, AtomicU64};
@@ -178,6 +180,41 @@ impl InitScratch {
             counters: PlacementCounters::default(),
             out: Vec::new(),
         }
+    }
+
+    /// How many ordinary moves king `k` of the prepared placement has.
+    #[inline]
+    fn king_move_count(&self, k: Square) -> u32 {
+        self.king_moves
+            .iter()
+            .find(|&&(king, _)| king == k)
+            .map_or(0, |&(_, n)| n)
+    }
+
+    /// The options that state `pos` of the prepared placement still has
+    /// open where relay nodes stand for fresh king moves: each free king
+    /// other than the tracked one is one option (its [`Fresh`] node, if any
+    /// of its moves is open); the tracked king's further moves, if it may
+    /// make more, stay one option each.
+    ///
+    /// [`Fresh`]: super::relay::Fresh
+    #[inline]
+    fn open_options_with_relays(&self, pos: &Position) -> u32 {
+        let tracked = pos.three_move(Side::White);
+        self.king_moves
+            .iter()
+            .zip(&self.known_of_king)
+            .map(|(&(k, n), &kn)| match tracked {
+                Some(kc) if kc.square == k => {
+                    if kc.count < THREE_MOVE_LIMIT {
+                        n - kn
+                    } else {
+                        0
+                    }
+                }
+                _ => u32::from(n > kn),
+            })
+            .sum()
     }
 
     /// Go to placement `placement` of `ix` (table `table` of the pair): its
@@ -392,200 +429,35 @@ pub(super) fn initialise(
     solved: &Solved,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Vec<Buckets> {
-    let Layout {
-        tables,
-        partner,
-        len,
-        total,
-        per,
-        per_part,
-        len_div,
-        per_div,
-        ref fresh,
-        ref runs,
-        ..
-    } = *layout;
-    // The capture placements first, then the others (see [`Pass`]). Each
-    // chunk hands over a vector per distance it found (see `segments`):
-    // 16,384 states a chunk make a quarter of the allocations of 4,096
-    // (0.7-1.1% less time, BENCHMARKS.md 2026-12-06; propagation has since
-    // cut its steps by their size, see `chunk_len` there).
-    const CHUNK: u64 = 1 << 14;
-    let captures = CapturePlacements::new(total / per, capture_stride(layout), capture_values);
+    let captures = CapturePlacements::new(
+        layout.total / layout.per,
+        capture_stride(layout),
+        capture_values,
+    );
+    let init = Init {
+        layout,
+        work,
+        relays,
+        solved,
+        captures: &captures,
+    };
     // Handing whole segments to the buckets keeps this serial step short (it
-    // used to push every entry: 4.3% of the KKMvKM pair's samples, about 49 s
-    // with the other core idle).
-    let mut run_buckets: Vec<Buckets> = vec![Vec::new(); runs.len()];
+    // used to push every entry: 4.3% of the KKMvKM pair's samples, with the
+    // other core idle).
+    let mut run_buckets: Vec<Buckets> = vec![Vec::new(); layout.runs.len()];
+    // The capture placements first, then the others (see [`Pass`]).
     for pass in [Pass::Captures, Pass::Others] {
         // One scratch per thread, not per chunk: a new one allocates and
         // clears its two placement caches (80 KB), which took 1.6% of a
-        // five-piece run (BENCHMARKS.md, 2026-12-05). Its caches are keyed
-        // by what they hold, so they stay valid from chunk to chunk.
-        let scratches = PerThread::new(|| InitScratch::new(&tables[0].index));
-        let items: Vec<Vec<Segment>> = (0..total.div_ceil(CHUNK) as usize)
+        // five-piece run. Its caches are keyed by what they hold, so they
+        // stay valid from chunk to chunk.
+        let scratches = PerThread::new(|| InitScratch::new(&layout.tables[0].index));
+        let items: Vec<Vec<Segment>> = (0..layout.total.div_ceil(INIT_CHUNK) as usize)
             .into_par_iter()
             // A job a chunk: chunks of capture placements take a fraction of
             // the time of others (see [`PerThread`]).
             .with_max_len(1)
-            .map(|c| {
-                let c = c as u64;
-                scratches.with(|scratch| {
-                    let mut out = std::mem::take(&mut scratch.out);
-                    out.clear();
-                    // The states of one placement (they differ only in counters) are
-                    // consecutive, in one part of the batch: find the table and index
-                    // of the first, then step through its counter combinations.
-                    let (mut t, mut counters, mut placement_end, mut skip) = (0, 0, 0, true);
-                    // `counters` modulo the table's carried combinations (the
-                    // low part of the counter offset), kept without dividing:
-                    // a division a state was 1.4% of the KKMvKM pair.
-                    let (mut carried, mut carried_n) = (0, 1);
-                    let mut done = 0;
-                    let end = ((c + 1) * CHUNK).min(total);
-                    let mut next = c * CHUNK;
-                    while next < end {
-                        let g = next;
-                        next += 1;
-                        if g < placement_end {
-                            counters += 1;
-                            carried += 1;
-                            if carried == carried_n {
-                                carried = 0;
-                            }
-                        } else {
-                            let idx;
-                            (t, idx) = layout.global(g);
-                            let placement;
-                            (placement, counters) = per_div.div_rem(idx);
-                            placement_end = g + per - counters;
-                            carried_n = tables[t].index.carried_counters();
-                            carried = counters % carried_n;
-                            let (ix, next) = (&tables[t].index, &tables[layout.other_table(t)]);
-                            skip = match pass {
-                                Pass::Captures => {
-                                    let capture = scratch.locate(ix, t, placement).has_capture();
-                                    if capture {
-                                        scratch.prepare(ix, true);
-                                        scratch.summarise_leaving(ix, next, solved);
-                                        scratch.solve_capture_placement(ix, next, solved);
-                                        captures.set(per_div.div(g), &scratch.capture_values);
-                                    }
-                                    !capture
-                                }
-                                Pass::Others => {
-                                    let capture = captures.get(per_div.div(g));
-                                    if !capture {
-                                        scratch.locate(ix, t, placement);
-                                        scratch.prepare(ix, false);
-                                        // King moves into capture placements
-                                        // first: their values are asked for
-                                        // while the leaving moves' values are
-                                        // read (both wait on memory).
-                                        let partner_start = partner[len_div.div(g) as usize] * len;
-                                        scratch.find_known(
-                                            &next.index,
-                                            partner_start,
-                                            &captures,
-                                            per_div,
-                                        );
-                                        scratch.summarise_leaving(ix, next, solved);
-                                        debug_assert!(scratch.known.iter().all(|k| {
-                                            let mut child = moved(
-                                                &scratch.pos,
-                                                Side::White,
-                                                k.to,
-                                                k.king,
-                                                true,
-                                            );
-                                            child.turn = Side::Black;
-                                            layout.global(k.placement * per)
-                                                == (
-                                                    layout.other_table(t),
-                                                    next.index.placement_base(&child.flip()),
-                                                )
-                                        }));
-                                    }
-                                    capture
-                                }
-                            };
-                        }
-                        if skip {
-                            // The other pass's placement: on to the next one.
-                            next = placement_end;
-                            continue;
-                        }
-                        let ix = &tables[t].index;
-                        debug_assert_eq!(carried, counters % ix.carried_counters());
-                        if pass == Pass::Captures {
-                            // The rest of the capture placement (in this
-                            // chunk) at once: each state takes its carried
-                            // combination's value.
-                            let stop = placement_end.min(end);
-                            scratch.capture_cells.clear();
-                            for i in 0..scratch.capture_values.len() {
-                                let v = scratch.capture_values[i];
-                                scratch.capture_cells.push(work.with_value(Cell::OPEN, v));
-                            }
-                            for s in g..stop {
-                                work.set(s as usize, scratch.capture_cells[carried as usize]);
-                                #[cfg(debug_assertions)]
-                                {
-                                    // The shortcut against this state's own value.
-                                    let mut pos = scratch.pos;
-                                    ix.set_counters(&mut pos, counters + (s - g));
-                                    let next = &tables[layout.other_table(t)];
-                                    let own = match pos.outcome_with(true) {
-                                        Some(o) => Value { wdl: o.wdl, dtw: 0 },
-                                        None => leaving_moves(&pos, next, solved, scratch).value(),
-                                    };
-                                    assert_eq!(own, scratch.capture_values[carried as usize]);
-                                }
-                                carried += 1;
-                                if carried == carried_n {
-                                    carried = 0;
-                                }
-                            }
-                            done += stop - g;
-                            next = stop;
-                            continue;
-                        }
-                        done += 1;
-                        let mut pos = scratch.pos;
-                        ix.set_counters_of(&scratch.counters, &mut pos, counters);
-                        if let Some(f) = fresh[t] {
-                            // The state with three-move state none sets up the relay
-                            // nodes of its placement and carried counters: a node
-                            // waits for its king's moves that are not known yet.
-                            if counters < f.carried {
-                                let start = g - counters;
-                                for (king, &(_, n)) in scratch.king_moves.iter().enumerate() {
-                                    let node =
-                                        f.node(start, counters, king as u64, len_div, per_part);
-                                    let open = n - scratch.known_of_king[king];
-                                    relays
-                                        .set(node as usize, Cell::OPEN.with_remaining(open as u8));
-                                }
-                            }
-                        }
-                        init_state(
-                            work,
-                            g,
-                            &pos,
-                            carried,
-                            fresh[t].is_some(),
-                            &tables[layout.other_table(t)],
-                            &captures,
-                            solved,
-                            scratch,
-                            &mut out,
-                        );
-                    }
-                    progress(done);
-                    let segs = segments(&out, |e| layout.run_of(e));
-                    scratch.out = out;
-                    segs
-                })
-            })
+            .map(|c| scratches.with(|scratch| init.chunk(pass, c as u64, scratch, progress)))
             .collect();
         for v in items {
             for s in v {
@@ -596,78 +468,340 @@ pub(super) fn initialise(
     run_buckets
 }
 
-#[cfg(test)]
-/// Whether `m`, legal in a position with no counters set, is still legal when
-/// the three-move rule blocks king `blocked`. Counters change the legal moves
-/// only that way: the blocked king loses its ordinary moves (2h-I); captures,
-/// being compulsory, are unaffected (and the seven-move rule ends the game
-/// rather than restricting moves, see [`Position::outcome`]).
-fn legal_with_block(m: &Move, blocked: Option<Square>) -> bool {
-    !(is_internal(m) && Some(m.from()) == blocked)
+/// States per chunk of the initialisation. Each chunk hands over a vector
+/// per distance it found (see `segments`): 16,384 states a chunk make a
+/// quarter of the allocations of 4,096 (0.7-1.1% less time).
+const INIT_CHUNK: u64 = 1 << 14;
+
+/// What the initialisation of a batch works on.
+struct Init<'a> {
+    layout: &'a Layout<'a>,
+    work: &'a Work,
+    relays: &'a Work,
+    solved: &'a Solved,
+    captures: &'a CapturePlacements<'a>,
 }
 
-/// Initialise state `g` (position `pos`, whose counters carried over by a
-/// move that leaves the batch are combination `carried`).
+/// Where a chunk's walk through its states is: the placement of the last
+/// state and that state's counters.
 ///
-/// The moves come from `scratch`, generated once for the placement: counters
-/// change the legal moves only by the three-move rule blocking one king's
-/// ordinary moves (2h-I; captures, being compulsory, are unaffected, and the
-/// seven-move rule ends the game rather than restricting moves, see
-/// [`Position::outcome`]). A move that leaves the batch resets the mover's
-/// three-move state, so its successor depends only on the `carried`
-/// counters: their values are looked up once for all states sharing them.
-/// King moves into capture placements (`scratch.known`) are read from the
-/// first pass's values.
-#[allow(clippy::too_many_arguments)]
-fn init_state(
-    w: &Work,
-    g: u64,
-    pos: &Position,
+/// The states of one placement (they differ only in counters) are
+/// consecutive, in one part of the batch: the table and index of the first
+/// are found by division, the others by stepping through its counter
+/// combinations.
+struct Cursor {
+    /// The table of the placement.
+    t: usize,
+    /// The state's counter combination.
+    counters: u64,
+    /// The batch position after the placement's last state.
+    placement_end: u64,
+    /// `counters` modulo the table's carried combinations (the low part of
+    /// the counter offset), kept without dividing: a division a state was
+    /// 1.4% of the KKMvKM pair.
     carried: u64,
-    has_relays: bool,
-    next: &PairTable,
-    captures: &CapturePlacements,
-    solved: &Solved,
-    scratch: &mut InitScratch,
-    out: &mut Vec<(u16, Entry)>,
-) {
-    let gi = g as usize;
-    // The three-move rule only takes the blocked king's ordinary moves away.
-    let blocked = pos.blocked_king();
-    let internal = match blocked {
-        None => scratch.internal,
-        Some(b) => {
-            let of_blocked = scratch.king_moves.iter().find(|&&(k, _)| k == b);
-            scratch.internal - of_blocked.map_or(0, |&(_, n)| n)
-        }
-    };
-    let leaves = !scratch.moves.is_empty();
-    if let Some(o) = pos.outcome_with(internal > 0 || leaves) {
-        match o.wdl {
-            Wdl::Loss => out.push((0, g)),
-            _ => w.set(gi, w.with_value(Cell::OPEN, Value { wdl: o.wdl, dtw: 0 })),
-        }
-        return;
+    carried_n: u64,
+}
+
+impl Cursor {
+    /// At the first state of the placement of batch position `g`; returns
+    /// the placement's number in its table.
+    #[inline]
+    fn enter(layout: &Layout, g: u64) -> (Cursor, u64) {
+        let (t, idx) = layout.global(g);
+        let (placement, counters) = layout.per_div.div_rem(idx);
+        let carried_n = layout.tables[t].index.carried_counters();
+        let cursor = Cursor {
+            t,
+            counters,
+            placement_end: g + layout.per - counters,
+            carried: counters % carried_n,
+            carried_n,
+        };
+        (cursor, placement)
     }
-    let mut leaving = match scratch.leaving[carried as usize] {
-        Some(l) => l,
-        None => {
-            let l = leaving_moves(pos, next, solved, scratch);
-            scratch.leaving[carried as usize] = Some(l);
-            l
+
+    /// On to the next state of the same placement.
+    #[inline]
+    fn step(&mut self) {
+        self.counters += 1;
+        self.carried += 1;
+        if self.carried == self.carried_n {
+            self.carried = 0;
         }
-    };
-    // King moves into capture placements: the successor's value is known.
-    let tracked = pos.three_move(Side::White);
-    let mut known = 0;
-    if !scratch.known.is_empty() {
+    }
+}
+
+impl Init<'_> {
+    /// Initialise the states of chunk `c` that belong to `pass`; returns
+    /// the states finalised with a distance, as segments of the runs' buckets.
+    fn chunk(
+        &self,
+        pass: Pass,
+        c: u64,
+        scratch: &mut InitScratch,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Vec<Segment> {
+        let mut out = std::mem::take(&mut scratch.out);
+        out.clear();
+        let mut done = 0;
+        let end = ((c + 1) * INIT_CHUNK).min(self.layout.total);
+        let mut next = c * INIT_CHUNK;
+        let mut cursor: Option<Cursor> = None;
+        while next < end {
+            let g = next;
+            match &mut cursor {
+                Some(at) if g < at.placement_end => at.step(),
+                _ => {
+                    let (at, placement) = Cursor::enter(self.layout, g);
+                    let ours = self.enter_placement(pass, g, at.t, placement, scratch);
+                    if !ours {
+                        // The other pass's placement: on to the next one.
+                        next = at.placement_end;
+                        cursor = None;
+                        continue;
+                    }
+                    cursor = Some(at);
+                }
+            }
+            let at = cursor.as_mut().expect("entered above");
+            if pass == Pass::Captures {
+                // The rest of the capture placement (in this chunk) at once.
+                let stop = at.placement_end.min(end);
+                self.set_capture_states(g, stop, at, scratch);
+                done += stop - g;
+                next = stop;
+                continue;
+            }
+            done += 1;
+            next = g + 1;
+            self.init_other_state(g, at, scratch, &mut out);
+        }
+        progress(done);
+        let segs = segments(&out, |e| self.layout.run_of(e));
+        scratch.out = out;
+        segs
+    }
+
+    /// Enter placement `placement` of table `t` (first state at batch
+    /// position `g`) and prepare what its states share; false if the
+    /// placement belongs to the other pass.
+    fn enter_placement(
+        &self,
+        pass: Pass,
+        g: u64,
+        t: usize,
+        placement: u64,
+        scratch: &mut InitScratch,
+    ) -> bool {
+        let layout = self.layout;
+        let (ix, next) = (
+            &layout.tables[t].index,
+            &layout.tables[layout.other_table(t)],
+        );
+        let batch_placement = layout.per_div.div(g);
+        match pass {
+            Pass::Captures => {
+                let capture = scratch.locate(ix, t, placement).has_capture();
+                if capture {
+                    scratch.prepare(ix, true);
+                    scratch.summarise_leaving(ix, next, self.solved);
+                    scratch.solve_capture_placement(ix, next, self.solved);
+                    self.captures.set(batch_placement, &scratch.capture_values);
+                }
+                capture
+            }
+            Pass::Others => {
+                let capture = self.captures.get(batch_placement);
+                if !capture {
+                    scratch.locate(ix, t, placement);
+                    scratch.prepare(ix, false);
+                    // King moves into capture placements first: their values
+                    // are asked for while the leaving moves' values are read
+                    // (both wait on memory).
+                    let partner_start = layout.partner[layout.len_div.div(g) as usize] * layout.len;
+                    scratch.find_known(&next.index, partner_start, self.captures, layout.per_div);
+                    scratch.summarise_leaving(ix, next, self.solved);
+                    #[cfg(debug_assertions)]
+                    self.check_known(t, scratch);
+                }
+                !capture
+            }
+        }
+    }
+
+    /// The known king moves found lead to the placements `Position::play` does.
+    #[cfg(debug_assertions)]
+    fn check_known(&self, t: usize, scratch: &InitScratch) {
+        let layout = self.layout;
+        let next = &layout.tables[layout.other_table(t)];
+        for k in &scratch.known {
+            let mut child = moved(&scratch.pos, Side::White, k.to, k.king, true);
+            child.set_turn(Side::Black);
+            assert_eq!(
+                layout.global(k.placement * layout.per),
+                (
+                    layout.other_table(t),
+                    next.index.placement_base(&child.flip())
+                )
+            );
+        }
+    }
+
+    /// The states `g..stop` of the prepared capture placement: each takes
+    /// its carried combination's value, which the first pass found.
+    fn set_capture_states(&self, g: u64, stop: u64, at: &mut Cursor, scratch: &mut InitScratch) {
+        let work = self.work;
+        scratch.capture_cells.clear();
+        for i in 0..scratch.capture_values.len() {
+            let v = scratch.capture_values[i];
+            scratch.capture_cells.push(work.with_value(Cell::OPEN, v));
+        }
+        for s in g..stop {
+            if s > g {
+                at.step();
+            }
+            work.set(s as usize, scratch.capture_cells[at.carried as usize]);
+            #[cfg(debug_assertions)]
+            self.check_capture_state(at, scratch);
+        }
+    }
+
+    /// The shortcut of [`Init::set_capture_states`] against the state's own
+    /// value (the state `at` is on).
+    #[cfg(debug_assertions)]
+    fn check_capture_state(&self, at: &Cursor, scratch: &mut InitScratch) {
+        let layout = self.layout;
+        let ix = &layout.tables[at.t].index;
+        let mut pos = scratch.pos;
+        ix.set_counters(&mut pos, at.counters);
+        let next = &layout.tables[layout.other_table(at.t)];
+        let own = match pos.outcome_with(true) {
+            Some(o) => Value { wdl: o.wdl, dtw: 0 },
+            None => leaving_moves(&pos, next, self.solved, scratch).value(),
+        };
+        assert_eq!(own, scratch.capture_values[at.carried as usize]);
+    }
+
+    /// Initialise state `g` of a placement without a capture, and the relay
+    /// nodes its counters set up.
+    fn init_other_state(
+        &self,
+        g: u64,
+        at: &Cursor,
+        scratch: &mut InitScratch,
+        out: &mut Vec<(u16, Entry)>,
+    ) {
+        let layout = self.layout;
+        let ix = &layout.tables[at.t].index;
+        debug_assert_eq!(at.carried, at.counters % ix.carried_counters());
+        let mut pos = scratch.pos;
+        ix.set_counters_of(&scratch.counters, &mut pos, at.counters);
+        if let Some(f) = layout.fresh[at.t] {
+            // The state with three-move state none sets up the relay nodes
+            // of its placement and carried counters: a node waits for its
+            // king's moves that are not known yet.
+            if at.counters < f.carried {
+                let start = g - at.counters;
+                for (king, &(_, n)) in scratch.king_moves.iter().enumerate() {
+                    let node = f.node(
+                        start,
+                        at.counters,
+                        king as u64,
+                        layout.len_div,
+                        layout.per_part,
+                    );
+                    let open = n - scratch.known_of_king[king];
+                    self.relays
+                        .set(node as usize, Cell::OPEN.with_remaining(open as u8));
+                }
+            }
+        }
+        let next = &layout.tables[layout.other_table(at.t)];
+        let has_relays = layout.fresh[at.t].is_some();
+        self.init_state(g, &pos, at.carried, has_relays, next, scratch, out);
+    }
+
+    /// Initialise state `g` (position `pos`, whose counters carried over by
+    /// a move that leaves the batch are combination `carried`; `next`: the
+    /// table its moves lead to).
+    ///
+    /// The moves come from `scratch`, generated once for the placement:
+    /// counters change the legal moves only by the three-move rule blocking
+    /// one king's ordinary moves (2h-I; captures, being compulsory, are
+    /// unaffected, and the seven-move rule ends the game rather than
+    /// restricting moves, see [`Position::outcome`]). A move that leaves the
+    /// batch resets the mover's three-move state, so its successor depends
+    /// only on the `carried` counters: their values are looked up once for
+    /// all states sharing them. King moves into capture placements
+    /// (`scratch.known`) are read from the first pass's values.
+    #[allow(clippy::too_many_arguments)]
+    fn init_state(
+        &self,
+        g: u64,
+        pos: &Position,
+        carried: u64,
+        has_relays: bool,
+        next: &PairTable,
+        scratch: &mut InitScratch,
+        out: &mut Vec<(u16, Entry)>,
+    ) {
+        let w = self.work;
+        // The three-move rule only takes the blocked king's ordinary moves away.
+        let blocked = pos.blocked_king();
+        let internal = scratch.internal - blocked.map_or(0, |b| scratch.king_move_count(b));
+        let leaves = !scratch.moves.is_empty();
+        if let Some(o) = pos.outcome_with(internal > 0 || leaves) {
+            match o.wdl {
+                Wdl::Loss => out.push((0, g)),
+                _ => w.set(
+                    g as usize,
+                    w.with_value(Cell::OPEN, Value { wdl: o.wdl, dtw: 0 }),
+                ),
+            }
+            return;
+        }
+        let mut leaving = match scratch.leaving[carried as usize] {
+            Some(l) => l,
+            None => {
+                let l = leaving_moves(pos, next, self.solved, scratch);
+                scratch.leaving[carried as usize] = Some(l);
+                l
+            }
+        };
+        let known = self.add_known(pos, carried, blocked, next, scratch, &mut leaving);
+        // The options still open: king moves into placements that are not
+        // solved yet.
+        let options = if has_relays {
+            scratch.open_options_with_relays(pos)
+        } else {
+            internal - known
+        };
+        set_initial_value(w, g, leaving, options, out);
+    }
+
+    /// Add the king moves of `pos` into capture placements, whose values are
+    /// known, to `leaving`; returns how many there are. The successor of a
+    /// king's move depends only on the carried counters (the opponent's
+    /// three-move state and the draw counter) and the count the move gives
+    /// the king: summarised once for each.
+    fn add_known(
+        &self,
+        pos: &Position,
+        carried: u64,
+        blocked: Option<Square>,
+        next: &PairTable,
+        scratch: &mut InitScratch,
+        leaving: &mut Leaving,
+    ) -> u32 {
+        if scratch.known.is_empty() {
+            return 0;
+        }
+        let tracked = pos.three_move(Side::White);
         let ix = &next.index;
-        // The successor of a king's move depends only on the carried
-        // counters (the opponent's three-move state and the draw counter) and
-        // the count the move gives the king: summarised once for each.
         let plain = ix.draw_counters() == 1;
         let kings = scratch.king_moves.len();
-        let mut first = 0;
+        let (mut first, mut known) = (0, 0);
         for (ki, &(king, _)) in scratch.king_moves.iter().enumerate() {
             let n = scratch.known_of_king[ki] as usize;
             let moves = first..first + n;
@@ -680,50 +814,40 @@ fn init_state(
                 _ => 1,
             };
             let slot = (carried as usize * kings + ki) * 3 + count - 1;
-            let l = match scratch.known_sums[slot] {
-                Some(l) => l,
-                None => {
-                    let mut l = Leaving::NONE;
-                    for k in &scratch.known[moves] {
-                        l.add(captures.value(k.placement, known_carried(ix, pos, k, plain)));
-                    }
-                    scratch.known_sums[slot] = Some(l);
-                    l
+            let l = *scratch.known_sums[slot].get_or_insert_with(|| {
+                let mut l = Leaving::NONE;
+                for k in &scratch.known[moves] {
+                    l.add(
+                        self.captures
+                            .value(k.placement, known_carried(ix, pos, k, plain)),
+                    );
                 }
-            };
+                l
+            });
             leaving.merge(l);
             known += n as u32;
         }
+        known
     }
+}
+
+/// Set state `g`'s initial cell from the summary `leaving` of its moves
+/// whose values are known and the number of `options` still open, and hand
+/// it to `out` if that finalises it (or gives it a win to propagate).
+#[inline]
+fn set_initial_value(
+    w: &Work,
+    g: u64,
+    leaving: Leaving,
+    options: u32,
+    out: &mut Vec<(u16, Entry)>,
+) {
     let Leaving {
         best_win,
         longest,
         draw,
     } = leaving;
-    // The options still open: king moves into placements that are not
-    // solved yet. With relay nodes, each free king other than the tracked
-    // one is one option (its [`Fresh`] node, if any of its moves is open);
-    // the tracked king's further moves, if it may make more, stay one
-    // option each.
-    let options = if has_relays {
-        scratch
-            .king_moves
-            .iter()
-            .zip(&scratch.known_of_king)
-            .map(|(&(k, n), &kn)| match tracked {
-                Some(kc) if kc.square == k => {
-                    if kc.count < THREE_MOVE_LIMIT {
-                        n - kn
-                    } else {
-                        0
-                    }
-                }
-                _ => u32::from(n > kn),
-            })
-            .sum()
-    } else {
-        internal - known
-    };
+    let gi = g as usize;
     if options == 0 {
         if best_win != NO_WIN {
             w.set(gi, w.with_best_win(Cell::OPEN, best_win));
@@ -748,6 +872,16 @@ fn init_state(
     if best_win != NO_WIN {
         out.push((best_win, WIN_BIT | g));
     }
+}
+
+#[cfg(test)]
+/// Whether `m`, legal in a position with no counters set, is still legal when
+/// the three-move rule blocks king `blocked`. Counters change the legal moves
+/// only that way: the blocked king loses its ordinary moves (2h-I); captures,
+/// being compulsory, are unaffected (and the seven-move rule ends the game
+/// rather than restricting moves, see [`Position::outcome`]).
+fn legal_with_block(m: &Move, blocked: Option<Square>) -> bool {
+    !(is_internal(m) && Some(m.from()) == blocked)
 }
 
 /// The carried combination, in `ix` (the successor's index), of the state

@@ -2,14 +2,14 @@
 //! successors' values are read, and the summary of those values that the
 //! states of a placement share.
 
-use super::pair::PairTable;
-use super::solved::Solved;
+use super::pair_table::PairTable;
 use super::work::NO_WIN;
-use super::{white_to_move, Value};
+use crate::finished::Solved;
 use crate::index::{CarriedThreeMove, MaterialIndex, PlacementCache};
 use crate::moves::Move;
 use crate::position::Position;
 use crate::rules::Wdl;
+use crate::value::Value;
 
 /// The placement a move that leaves the batch leads to: the part of
 /// [`Source`] that does not depend on the counters.
@@ -58,7 +58,7 @@ impl Target {
             }
         } else {
             let (_, base) = next_cache.get(&child, || {
-                (0, next.index.placement_base(&white_to_move(&child)))
+                (0, next.index.placement_base(&child.white_to_move()))
             });
             Target::Next(base, next.index.carried_three_move(&child))
         }

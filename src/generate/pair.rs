@@ -3,18 +3,23 @@
 
 use super::batch::{batches, Batch, Layout, BATCH_STATES};
 use super::buckets::StateOrder;
+use super::error::GenerateError;
 use super::init::{capture_slots, initialise};
-use super::memory::{prefetch, trim_pool, AtomicWords, Spare};
+use super::kept::Kept;
+use super::memory::{AtomicWords, Spare};
+use super::os::{read_exact_at, will_read, write_all_at};
+use super::pair_table::PairTable;
+use super::progress::Progress;
 use super::propagate::propagate;
-use super::solved::{Kept, Solved};
 use super::work::{Cell, Work};
-use super::write::{write_tables_from, ByteCounts, TableStats, Tally};
-use super::{GenerateError, Progress};
+use super::write::{write_tables_from, ByteCounts, Tally};
+use crate::finished::Solved;
 use crate::index::MaterialIndex;
 use crate::material::Material;
+use crate::memory::trim_pool;
 use crate::rules::RuleSet;
+use crate::stats::TableStats;
 use crate::table::{self, Metric, TableError};
-use memmap2::{Mmap, UncheckedAdvice};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -30,37 +35,6 @@ const DRAW_BYTE: u8 = 1;
 /// The work files' layout, named in the progress marker so that a run never
 /// resumes work files written in another: 2 is a byte per state.
 const WORK_FORMAT: u32 = 2;
-
-/// One table of the pair being solved: its index and its finished values,
-/// kept in a work file (a byte per state as [`Value::to_byte`] codes it, 0 =
-/// not solved yet), written with positioned writes and read through a memory
-/// map of it. (Two bytes per state, as before, wrote and read back twice the
-/// bytes: 11.5 GB for the largest pair.)
-pub(super) struct PairTable {
-    pub(super) material: Material,
-    pub(super) index: MaterialIndex,
-    pub(super) slice_len: u64,
-    pub(super) store: Mmap,
-    /// The work file itself, for writing finished values, and its path.
-    file: std::fs::File,
-    path: PathBuf,
-}
-
-impl PairTable {
-    #[inline]
-    pub(super) fn get(&self, idx: u64) -> u8 {
-        self.store[idx as usize]
-    }
-
-    /// Ask the processor to fetch the value [`PairTable::get`] will read (a
-    /// hint only: a page not mapped yet is not faulted in).
-    #[inline]
-    pub(super) fn prefetch(&self, idx: u64) {
-        if let Some(b) = self.store.get(idx as usize) {
-            prefetch(b);
-        }
-    }
-}
 
 /// Solve one batch of slices into the work files; every slice its man moves
 /// lead to is solved already.
@@ -137,100 +111,113 @@ const GROUP_BYTES: u64 = 1 << 20;
 ///
 /// Positioned writes, not stores through the map: a full disk is then an
 /// error naming the work file, where a store into a shared file mapping
-/// raised SIGBUS and killed the run. Small slices (one man placement holds a
-/// single state in MMMvMM) are gathered by their place in the file: written
-/// one by one they cost a system call per few bytes, which took 37% of that
-/// pair's time (BENCHMARKS.md, 2026-12-05).
+/// raised SIGBUS and killed the run.
 fn write_batch(
     tables: &[PairTable],
     batch: &Batch,
     layout: &Layout,
     work: &Work,
 ) -> Result<Vec<Tally>, GenerateError> {
-    use std::os::unix::fs::FileExt;
-    let (parts, len) = (&batch.parts, layout.len as usize);
-    let failed = |t: usize, source: std::io::Error| {
-        GenerateError::Table(TableError::Io {
-            path: tables[t].path.clone(),
-            source,
-        })
+    let counted = if layout.len as usize >= WRITE_CHUNK {
+        write_large_slices(tables, batch, layout, work)?
+    } else {
+        write_small_slices(tables, batch, layout, work)?
     };
     let mut tallies = vec![Tally::default(); tables.len()];
-    if len >= WRITE_CHUNK {
-        // Every piece of every slice, one table's after the other's: rayon
-        // hands the two halves of the list to the two threads, which so write
-        // into different files. A positioned write holds its file's lock, and
-        // with both threads on one file one of them spun on it (2.5% of the
-        // KKMvKM pair's samples while it wrote, BENCHMARKS.md, 2026-12-07).
-        let pieces = len.div_ceil(WRITE_CHUNK);
-        let mut jobs: Vec<(usize, usize)> = (0..parts.len())
-            .flat_map(|i| (0..pieces).map(move |k| (i, k)))
-            .collect();
-        jobs.sort_by_key(|&(i, _)| parts[i].table);
-        let counted = jobs
-            .par_iter()
-            .map(|&(i, k)| {
-                let p = parts[i];
-                let cells = &work.cells[i * len..(i + 1) * len];
-                let src = &cells[k * WRITE_CHUNK..((k + 1) * WRITE_CHUNK).min(len)];
-                let mut bytes = vec![0u8; src.len()];
-                for (c, o) in src.iter().zip(bytes.iter_mut()) {
-                    *o = finished(c);
-                }
-                let mut counts = ByteCounts::default();
-                counts.add(&bytes);
-                let tally = counts.tally();
-                let at = p.slice * len as u64 + (k * WRITE_CHUNK) as u64;
-                tables[p.table]
-                    .file
-                    .write_all_at(&bytes, at)
-                    .map(|()| (p.table, tally))
-                    .map_err(|e| failed(p.table, e))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        for (t, tally) in counted {
-            tallies[t] = tallies[t].merge(tally);
-        }
-        return Ok(tallies);
+    for (t, tally) in counted {
+        tallies[t] = tallies[t].merge(tally);
     }
-    // Groups of parts close together in one file: the table, the bytes of
-    // the file the group covers, and its parts (in `order`).
+    Ok(tallies)
+}
+
+/// The error of a failed write into table `t`'s work file.
+fn write_failed(tables: &[PairTable], t: usize, source: std::io::Error) -> GenerateError {
+    GenerateError::Table(TableError::Io {
+        path: tables[t].path.clone(),
+        source,
+    })
+}
+
+/// [`write_batch`] for slices of at least [`WRITE_CHUNK`] states: every
+/// piece of every slice, one table's after the other's. Rayon hands the two
+/// halves of the list to the two threads, which so write into different
+/// files: a positioned write holds its file's lock, and with both threads on
+/// one file one of them spun on it (2.5% of the KKMvKM pair's samples while
+/// it wrote). Returns the tally of each piece, by table.
+fn write_large_slices(
+    tables: &[PairTable],
+    batch: &Batch,
+    layout: &Layout,
+    work: &Work,
+) -> Result<Vec<(usize, Tally)>, GenerateError> {
+    let (parts, len) = (&batch.parts, layout.len as usize);
+    let pieces = len.div_ceil(WRITE_CHUNK);
+    let mut jobs: Vec<(usize, usize)> = (0..parts.len())
+        .flat_map(|i| (0..pieces).map(move |k| (i, k)))
+        .collect();
+    jobs.sort_by_key(|&(i, _)| parts[i].table);
+    jobs.par_iter()
+        .map(|&(i, k)| {
+            let p = parts[i];
+            let cells = &work.cells[i * len..(i + 1) * len];
+            let src = &cells[k * WRITE_CHUNK..((k + 1) * WRITE_CHUNK).min(len)];
+            let mut bytes = vec![0u8; src.len()];
+            for (c, o) in src.iter().zip(bytes.iter_mut()) {
+                *o = finished(c);
+            }
+            let mut counts = ByteCounts::default();
+            counts.add(&bytes);
+            let tally = counts.tally();
+            let at = p.slice * len as u64 + (k * WRITE_CHUNK) as u64;
+            write_all_at(&tables[p.table].file, &bytes, at)
+                .map(|()| (p.table, tally))
+                .map_err(|e| write_failed(tables, p.table, e))
+        })
+        .collect()
+}
+
+/// Small slices gathered by their place in a work file: a table, the bytes
+/// of its file the group covers, and its slices (a range of the batch's
+/// parts in file order).
+struct Group {
+    table: usize,
+    bytes: std::ops::Range<u64>,
+    parts: std::ops::Range<usize>,
+}
+
+/// [`write_batch`] for small slices (one man placement holds a single state
+/// in MMMvMM), gathered by their place in the file: written one by one they
+/// cost a system call per few bytes, which took 37% of that pair's time.
+/// Returns the tally of each group, by table.
+fn write_small_slices(
+    tables: &[PairTable],
+    batch: &Batch,
+    layout: &Layout,
+    work: &Work,
+) -> Result<Vec<(usize, Tally)>, GenerateError> {
+    let (parts, len) = (&batch.parts, layout.len as usize);
     let mut order: Vec<usize> = (0..parts.len()).collect();
     order.sort_unstable_by_key(|&i| (parts[i].table, parts[i].slice));
     let bytes_of = |i: usize| {
         let start = parts[i].slice * len as u64;
         start..start + len as u64
     };
-    let mut groups: Vec<(usize, std::ops::Range<u64>, std::ops::Range<usize>)> = Vec::new();
-    for (k, &i) in order.iter().enumerate() {
-        let (table, bytes) = (parts[i].table, bytes_of(i));
-        match groups.last_mut() {
-            Some((t, r, ks))
-                if *t == table
-                    && bytes.start <= r.end + GAP_BYTES
-                    && bytes.end - r.start <= GROUP_BYTES =>
-            {
-                r.end = bytes.end;
-                ks.end = k + 1;
-            }
-            _ => groups.push((table, bytes, k..k + 1)),
-        }
-    }
-    let counted = groups
+    let groups = group_slices(&order, |i| parts[i].table, bytes_of);
+    groups
         .par_iter()
-        .map(|(t, r, ks)| {
-            let table = &tables[*t];
+        .map(|group| {
+            let table = &tables[group.table];
+            let r = &group.bytes;
             // One pass: each part's values, and before it the gap since the
             // last as the file holds it (slices of other batches, solved or
             // not yet, which no one writes meanwhile: written back as they
             // are). Only the gaps are read from the map: a part not written
             // yet is a hole in the file, and reading it made the kernel fault
-            // in and zero pages only for them to be overwritten (1.5% of the
-            // KMMvKM pair's samples, BENCHMARKS.md 2026-12-07).
+            // in and zero pages only for them to be overwritten.
             let mut bytes = Vec::with_capacity((r.end - r.start) as usize);
             let mut counts = ByteCounts::default();
             let mut at = r.start;
-            for &i in &order[ks.clone()] {
+            for &i in &order[group.parts.clone()] {
                 let part = bytes_of(i);
                 bytes.extend_from_slice(&table.store[at as usize..part.start as usize]);
                 let from = bytes.len();
@@ -240,40 +227,45 @@ fn write_batch(
             }
             debug_assert_eq!(at, r.end);
             let tally = counts.tally();
-            table
-                .file
-                .write_all_at(&bytes, r.start)
-                .map(|()| (*t, tally))
-                .map_err(|e| failed(*t, e))
+            write_all_at(&table.file, &bytes, r.start)
+                .map(|()| (group.table, tally))
+                .map_err(|e| write_failed(tables, group.table, e))
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    for (t, tally) in counted {
-        tallies[t] = tallies[t].merge(tally);
-    }
-    Ok(tallies)
+        .collect()
 }
 
-/// Tell the kernel that the whole work file is about to be read. Its pages
-/// are mostly in the page cache, but some of the largest pair's had been
-/// dropped (up to 350 MB of 5.8 GB), and the writer's reads of 16 KB
-/// pieces, from two threads at once, fetched those at about 10 MB/s while a
-/// core waited; asked for at once, they come in large requests. Only a hint:
-/// an error changes nothing.
-fn will_read(file: &std::fs::File, len: u64) {
-    use std::os::fd::AsRawFd;
-    // Safety: a plain system call on an open descriptor; it reads no memory.
-    unsafe {
-        libc::posix_fadvise(
-            file.as_raw_fd(),
-            0,
-            len as libc::off_t,
-            libc::POSIX_FADV_WILLNEED,
-        );
+/// Groups of the parts `order` (in file order) that lie close together in
+/// one file: at most [`GAP_BYTES`] apart, and [`GROUP_BYTES`] in all.
+fn group_slices(
+    order: &[usize],
+    table_of: impl Fn(usize) -> usize,
+    bytes_of: impl Fn(usize) -> std::ops::Range<u64>,
+) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    for (k, &i) in order.iter().enumerate() {
+        let (table, bytes) = (table_of(i), bytes_of(i));
+        match groups.last_mut() {
+            Some(g)
+                if g.table == table
+                    && bytes.start <= g.bytes.end + GAP_BYTES
+                    && bytes.end - g.bytes.start <= GROUP_BYTES =>
+            {
+                g.bytes.end = bytes.end;
+                g.parts.end = k + 1;
+            }
+            _ => groups.push(Group {
+                table,
+                bytes,
+                parts: k..k + 1,
+            }),
+        }
     }
+    groups
 }
 
-fn work_path(dir: &Path, m: Material, rules: RuleSet, ext: &str) -> PathBuf {
-    dir.join(format!("{m}.{}.{ext}", rules.name()))
+/// The work file of table `m` in `dir`.
+fn work_path(dir: &Path, m: Material, rules: RuleSet) -> PathBuf {
+    dir.join(format!("{m}.{}.work", rules.name()))
 }
 
 /// Solve the pair `{m, m.flip()}` slice by slice into work files in `dir`, then
@@ -299,71 +291,20 @@ pub(super) fn solve_pair_keeping(
     solved: &Solved,
     checkpoint_every: Duration,
     progress: &dyn Progress,
-    mut kept: Option<&mut Kept>,
+    kept: Option<&mut Kept>,
 ) -> Result<Vec<TableStats>, GenerateError> {
     let mats = m.with_flip();
-    let io = |path: &Path, source: std::io::Error| {
-        GenerateError::Table(TableError::Io {
-            path: path.to_path_buf(),
-            source,
-        })
-    };
     let indexes: Vec<MaterialIndex> = mats.iter().map(|&x| MaterialIndex::new(x, rules)).collect();
     let batches = batches(&indexes.iter().collect::<Vec<_>>(), BATCH_STATES);
-    // The marker names the plan it counts batches of, so that work files are
-    // only resumed by a run that solves the same batches in the same order.
-    let mut plan = table::Fnv::default();
-    plan.update(
-        format!(
-            "{} {} {} {}",
-            table::INDEX_VERSION,
-            WORK_FORMAT,
-            BATCH_STATES,
-            batches.len()
-        )
-        .as_bytes(),
-    );
-    for batch in &batches {
-        for p in &batch.parts {
-            plan.update(&[p.table as u8]);
-            plan.update(&p.slice.to_le_bytes());
-        }
-        plan.update(b";");
-    }
-    let plan = format!("{:016x}", plan.0);
-    let marker = work_path(dir, m, rules, "progress");
-    let done_batches: usize = std::fs::read_to_string(&marker)
-        .ok()
-        .and_then(|t| {
-            let (n, hash) = t.trim().split_once(' ')?;
-            (hash == plan).then(|| n.parse().ok()).flatten()
+    let marker = Marker::new(dir, m, rules, &batches);
+    let done_batches = marker.done_batches();
+    let tables = mats
+        .iter()
+        .zip(indexes)
+        .map(|(&mat, index)| {
+            PairTable::open(&work_path(dir, mat, rules), mat, index, done_batches == 0)
         })
-        .unwrap_or(0);
-    let mut tables = Vec::new();
-    for (&mat, index) in mats.iter().zip(indexes) {
-        let path = work_path(dir, mat, rules, "work");
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(done_batches == 0)
-            .open(&path)
-            .map_err(|e| io(&path, e))?;
-        file.set_len(index.size()).map_err(|e| io(&path, e))?;
-        // Safety: the work file is private to this run (a name no reader opens) and
-        // is not resized while mapped; it changes only through positioned
-        // writes to slices that no reader is reading yet.
-        let store = unsafe { Mmap::map(&file) }.map_err(|e| io(&path, e))?;
-        let slice_len = index.slice_len();
-        tables.push(PairTable {
-            material: mat,
-            index,
-            slice_len,
-            store,
-            file,
-            path,
-        });
-    }
+        .collect::<Result<Vec<_>, _>>()?;
     // Batches lay out slices of both tables at multiples of one length.
     assert!(tables.iter().all(|t| t.slice_len == tables[0].slice_len));
     let skipped: u64 = batches[..done_batches.min(batches.len())]
@@ -372,64 +313,15 @@ pub(super) fn solve_pair_keeping(
         .map(|p| tables[p.table].slice_len)
         .sum();
     progress.resumed(skipped);
-    let mut last_checkpoint = Instant::now();
-    let mut spare = Spare::default();
-    let (tables_ref, marker_ref, plan_ref, io_ref) = (&tables, &marker, &plan, &io);
-    // Counts of the values written by this run: all of them unless it resumed.
-    let tallies = std::thread::scope(|scope| -> Result<Vec<Tally>, GenerateError> {
-        let mut tallies = vec![Tally::default(); tables.len()];
-        // The checkpoint being written, if one is.
-        let mut syncing: Option<std::thread::ScopedJoinHandle<'_, Result<(), GenerateError>>> =
-            None;
-        let finish = |h: std::thread::ScopedJoinHandle<'_, Result<(), GenerateError>>| {
-            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
-        };
-        for (b, batch) in batches.iter().enumerate().skip(done_batches) {
-            let tally = solve_batch(&tables, batch, solved, &mut spare, &|n| progress.advance(n))?;
-            for (total, t) in tallies.iter_mut().zip(tally) {
-                *total = total.merge(t);
-            }
-            if b == done_batches {
-                trim_pool();
-            }
-            // Make the finished batches durable, then record them, at most
-            // every `checkpoint_every` (syncing after every batch cost several
-            // percent of the time). On a thread of its own: the sync waits for
-            // the disk, which left both cores idle (0.4% of a five-piece run),
-            // and the next batch changes only slices the marker does not
-            // count yet. Not after the last batch: the tables are written
-            // next, from the page cache, and an interruption there repeats at
-            // most the batches since the last checkpoint.
-            if b + 1 < batches.len() && last_checkpoint.elapsed() >= checkpoint_every {
-                if let Some(h) = syncing.take() {
-                    finish(h)?;
-                }
-                syncing = Some(scope.spawn(move || {
-                    for t in tables_ref {
-                        t.file.sync_data().map_err(|e| io_ref(&t.path, e))?;
-                    }
-                    std::fs::write(marker_ref, format!("{} {plan_ref}\n", b + 1))
-                        .map_err(|e| io_ref(marker_ref, e))
-                }));
-                last_checkpoint = Instant::now();
-            }
-            for t in &tables {
-                // Safety: no slice of the mapping is borrowed here. For a shared
-                // file mapping MADV_DONTNEED only unmaps the pages: they stay in
-                // the page cache (written back, or synced at the next checkpoint),
-                // and later reads fault them back in, so no data is lost. It keeps
-                // the resident size to what one batch reads instead of growing to
-                // both work files.
-                let _ = unsafe { t.store.unchecked_advise(UncheckedAdvice::DontNeed) };
-            }
-        }
-        if let Some(h) = syncing.take() {
-            finish(h)?;
-        }
-        Ok(tallies)
-    })?;
-    // Read the work files back with positioned reads rather than through the
-    // mappings, so that the pass over them does not make them resident.
+    let tallies = solve_batches(
+        &tables,
+        &batches,
+        done_batches,
+        &marker,
+        solved,
+        checkpoint_every,
+        progress,
+    )?;
     let materials: Vec<(Material, u64)> = tables
         .iter()
         .map(|t| (t.material, t.index.size()))
@@ -437,34 +329,191 @@ pub(super) fn solve_pair_keeping(
     drop(tables);
     let mut out = Vec::new();
     for (&(mat, states), tally) in materials.iter().zip(tallies) {
-        let path = work_path(dir, mat, rules, "work");
-        let file = std::fs::File::open(&path).map_err(|e| io(&path, e))?;
-        will_read(&file, states);
-        let failed = std::sync::Mutex::new(None);
-        let read = |start: u64, len: usize| {
-            use std::os::unix::fs::FileExt;
-            let mut bytes = vec![0u8; len];
-            if let Err(e) = file.read_exact_at(&mut bytes, start) {
-                failed.lock().unwrap().get_or_insert(e);
-                return vec![NOT_READ; len];
-            }
-            bytes
-        };
+        // Counts of the values written by this run: all of them unless it resumed.
         let tally = (done_batches == 0).then_some(tally);
-        let st = write_tables_from(dir, mat, rules, states, &read, tally);
-        if let Some(e) = failed.into_inner().unwrap() {
-            // The tables written from unreadable values are not kept.
-            for metric in [Metric::Wdl, Metric::Dtw] {
-                let _ = std::fs::remove_file(dir.join(table::file_name(mat, rules, metric)));
-            }
-            return Err(io(&path, e));
-        }
-        let st = st?;
+        let st = write_from_work_file(dir, mat, rules, states, tally)?;
         progress.done(&st);
         out.push(st);
     }
-    for (mat, states) in materials {
-        let path = work_path(dir, mat, rules, "work");
+    hand_over_work_files(dir, rules, &materials, kept);
+    marker.remove();
+    Ok(out)
+}
+
+/// The marker of a pair's finished batches (`<material>.<rules>.progress`):
+/// how many batches the work files hold, and a hash of the plan it counts
+/// batches of, so that work files are only resumed by a run that solves the
+/// same batches in the same order.
+struct Marker {
+    path: PathBuf,
+    plan: String,
+}
+
+impl Marker {
+    fn new(dir: &Path, m: Material, rules: RuleSet, batches: &[Batch]) -> Marker {
+        let mut plan = table::Fnv::default();
+        plan.update(
+            format!(
+                "{} {} {} {}",
+                table::INDEX_VERSION,
+                WORK_FORMAT,
+                BATCH_STATES,
+                batches.len()
+            )
+            .as_bytes(),
+        );
+        for batch in batches {
+            for p in &batch.parts {
+                plan.update(&[p.table as u8]);
+                plan.update(&p.slice.to_le_bytes());
+            }
+            plan.update(b";");
+        }
+        Marker {
+            path: dir.join(format!("{m}.{}.progress", rules.name())),
+            plan: format!("{:016x}", plan.0),
+        }
+    }
+
+    /// The batches an interrupted run of the same plan finished (0 if none).
+    fn done_batches(&self) -> usize {
+        std::fs::read_to_string(&self.path)
+            .ok()
+            .and_then(|t| {
+                let (n, hash) = t.trim().split_once(' ')?;
+                (hash == self.plan).then(|| n.parse().ok()).flatten()
+            })
+            .unwrap_or(0)
+    }
+
+    /// Record that the first `n` batches are finished (their values durable).
+    fn record(&self, n: usize) -> Result<(), GenerateError> {
+        std::fs::write(&self.path, format!("{n} {}\n", self.plan))
+            .map_err(|e| io_error(&self.path, e))
+    }
+
+    fn remove(&self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// An I/O error on `path`.
+fn io_error(path: &Path, source: std::io::Error) -> GenerateError {
+    GenerateError::Table(TableError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Solve `batches` from number `first` on into the work files of `tables`,
+/// recording finished batches in `marker` at most every `checkpoint_every`.
+/// Returns the counts of each table's values written.
+fn solve_batches(
+    tables: &[PairTable],
+    batches: &[Batch],
+    first: usize,
+    marker: &Marker,
+    solved: &Solved,
+    checkpoint_every: Duration,
+    progress: &dyn Progress,
+) -> Result<Vec<Tally>, GenerateError> {
+    let mut last_checkpoint = Instant::now();
+    let mut spare = Spare::default();
+    std::thread::scope(|scope| -> Result<Vec<Tally>, GenerateError> {
+        let mut tallies = vec![Tally::default(); tables.len()];
+        // The checkpoint being written, if one is.
+        let mut syncing: Option<std::thread::ScopedJoinHandle<'_, Result<(), GenerateError>>> =
+            None;
+        let finish = |h: std::thread::ScopedJoinHandle<'_, Result<(), GenerateError>>| {
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        };
+        for (b, batch) in batches.iter().enumerate().skip(first) {
+            let tally = solve_batch(tables, batch, solved, &mut spare, &|n| progress.advance(n))?;
+            for (total, t) in tallies.iter_mut().zip(tally) {
+                *total = total.merge(t);
+            }
+            if b == first {
+                trim_pool();
+            }
+            // Make the finished batches durable, then record them, at most
+            // every `checkpoint_every` (syncing after every batch cost several
+            // percent of the time). On a thread of its own: the sync waits for
+            // the disk, which left both cores idle, and the next batch changes
+            // only slices the marker does not count yet. Not after the last
+            // batch: the tables are written next, from the page cache, and an
+            // interruption there repeats at most the batches since the last
+            // checkpoint.
+            if b + 1 < batches.len() && last_checkpoint.elapsed() >= checkpoint_every {
+                if let Some(h) = syncing.take() {
+                    finish(h)?;
+                }
+                syncing = Some(scope.spawn(move || {
+                    for t in tables {
+                        t.sync()?;
+                    }
+                    marker.record(b + 1)
+                }));
+                last_checkpoint = Instant::now();
+            }
+            for t in tables {
+                t.release_pages();
+            }
+        }
+        if let Some(h) = syncing.take() {
+            finish(h)?;
+        }
+        Ok(tallies)
+    })
+}
+
+/// Write the tables of `mat` (`states` states) from its finished work file
+/// in `dir`; `tally`: the counts of its values, if this run counted them all.
+///
+/// The work file is read back with positioned reads rather than through a
+/// mapping, so that the pass over it does not make it resident. Tables
+/// written from values that could not be read are removed again.
+fn write_from_work_file(
+    dir: &Path,
+    mat: Material,
+    rules: RuleSet,
+    states: u64,
+    tally: Option<Tally>,
+) -> Result<TableStats, GenerateError> {
+    let path = work_path(dir, mat, rules);
+    let file = std::fs::File::open(&path).map_err(|e| io_error(&path, e))?;
+    // Pages of the work file the host dropped from its page cache come back
+    // in large requests, not as the writer's small reads from two threads
+    // (which fetched them at about 10 MB/s while a core waited).
+    will_read(&file, states);
+    let failed = std::sync::Mutex::new(None);
+    let read = |start: u64, len: usize| {
+        let mut bytes = vec![0u8; len];
+        if let Err(e) = read_exact_at(&file, &mut bytes, start) {
+            failed.lock().unwrap().get_or_insert(e);
+            return vec![NOT_READ; len];
+        }
+        bytes
+    };
+    let st = write_tables_from(dir, mat, rules, states, &read, tally);
+    if let Some(e) = failed.into_inner().unwrap() {
+        for metric in [Metric::Wdl, Metric::Dtw] {
+            let _ = std::fs::remove_file(dir.join(table::file_name(mat, rules, metric)));
+        }
+        return Err(io_error(&path, e));
+    }
+    st
+}
+
+/// Offer the finished work files of `materials` to `kept`, for the pairs
+/// that read these tables next; remove those it does not keep.
+fn hand_over_work_files(
+    dir: &Path,
+    rules: RuleSet,
+    materials: &[(Material, u64)],
+    mut kept: Option<&mut Kept>,
+) {
+    for &(mat, states) in materials {
+        let path = work_path(dir, mat, rules);
         match kept.as_deref_mut() {
             Some(kept) => kept.offer(mat, &path, states),
             None => {
@@ -472,15 +521,13 @@ pub(super) fn solve_pair_keeping(
             }
         }
     }
-    let _ = std::fs::remove_file(&marker);
-    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generate::Value;
     use crate::rules::Wdl;
+    use crate::value::Value;
 
     /// A cell goes into the work file as its value's byte, an open cell as
     /// a draw; a value too long for a byte is recorded as too long (which

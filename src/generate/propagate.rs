@@ -5,7 +5,6 @@ use super::batch::Layout;
 use super::buckets::{add_segment, put_in_state_order, segments, Buckets, Segment, StateOrder};
 use super::memory::PerThread;
 use super::work::{Entry, Work, NO_WIN, PREFETCH_AHEAD, WIN_BIT};
-use super::Value;
 use crate::bitboard::Bitboard;
 use crate::geometry::Square;
 use crate::index::{flipped_bit, flipped_plain, MaterialIndex, MenCache, PlacementCounters};
@@ -13,6 +12,7 @@ use crate::piece::Side;
 use crate::position::Position;
 use crate::retro::{for_each_king_retro_move, moved, Undoing};
 use crate::rules::{KingCount, Wdl};
+use crate::value::Value;
 use rayon::prelude::*;
 use std::cell::LazyCell;
 use std::ops::Range;
@@ -72,6 +72,60 @@ impl<'a> PredecessorCounters<'a> {
     }
 }
 
+/// Where the predecessor placements of a position by king moves of the
+/// side that just moved start in the batch. Such a predecessor has the same
+/// men, so it lies in the partner slice and only its kings need ranking.
+/// The pieces that no king move of the mover changes, and the mover's kings,
+/// are flipped once for all its moves.
+struct PartnerPlacements {
+    partner_start: u64,
+    /// Both sides' men, White's kings and the mover's kings, flipped.
+    men: u64,
+    white_kings: u64,
+    mover_kings: u64,
+    #[cfg(debug_assertions)]
+    pos: Position,
+}
+
+impl PartnerPlacements {
+    /// For predecessors of `pos` by moves of `mover`, whose partner slice
+    /// starts at `partner_start`.
+    #[inline]
+    fn new(pos: &Position, mover: Side, partner_start: u64) -> PartnerPlacements {
+        PartnerPlacements {
+            partner_start,
+            men: flipped_plain(pos.men(Side::White) | pos.men(Side::Black)),
+            white_kings: flipped_plain(pos.kings(Side::White)),
+            mover_kings: flipped_plain(pos.kings(mover)),
+            #[cfg(debug_assertions)]
+            pos: *pos,
+        }
+    }
+
+    /// Where the placement of the predecessor by the king move `from`-`to`
+    /// starts (`ix`: the predecessors' index).
+    #[inline]
+    fn start(&self, ix: &MaterialIndex, from: Square, to: Square) -> u64 {
+        let offset = ix.flipped_kings_offset_plain(
+            self.men,
+            self.white_kings,
+            self.mover_kings & !flipped_bit(to) | flipped_bit(from),
+        );
+        #[cfg(debug_assertions)]
+        {
+            let pos = &self.pos;
+            let mover = pos.turn().opponent();
+            let kings = pos.kings(mover).without(to).with(from);
+            let men = pos.men(Side::White) | pos.men(Side::Black);
+            assert_eq!(
+                offset,
+                ix.flipped_kings_offset(men, pos.kings(Side::White), kings)
+            );
+        }
+        self.partner_start + offset
+    }
+}
+
 /// Per thread of a propagation step: the vectors each chunk fills and
 /// empties again, so that a chunk allocates only the segments it hands over,
 /// which lets chunks be small (see [`chunk_len`]).
@@ -100,7 +154,7 @@ struct Scratch {
 /// 16,384 entries left a core idle for 14-27% of the KKMvKK pair's
 /// propagation (the late steps hold a few chunks each). So a step is cut into
 /// about a hundred chunks, within bounds that keep the per-chunk overhead
-/// small (BENCHMARKS.md, 2026-12-06, twenty-first session).
+/// small.
 fn chunk_len(n: usize) -> usize {
     (n / 128).clamp(1024, 16384)
 }
@@ -121,8 +175,7 @@ pub(super) fn propagate(
     // side by side, each thread taking whole runs and stealing work inside
     // another's steps when it runs out. Run by run, every bucket of every run
     // ended in a join: with tens of thousands of small steps per pair, a core
-    // waited at each one (6-13% of the largest pairs' time, BENCHMARKS.md
-    // 2026-12-05).
+    // waited at each one (6-13% of the largest pairs' time).
     layout
         .runs
         .par_iter()
@@ -140,257 +193,26 @@ fn propagate_run(
     mut buckets: Buckets,
     order: &StateOrder,
 ) {
-    let Layout {
-        tables,
-        partner,
-        len,
-        ref fresh,
-        per_part,
-        len_div,
-        per_div,
-        per_part_div,
-        ..
-    } = *layout;
     // One scratch per thread (see [`PerThread`]), whichever runs it works on.
     let scratches = PerThread::new(Scratch::default);
     let mut d = 0;
     while d < buckets.len() {
         // In state order, the counter states of one placement come together
-        // and share its retro-moves and predecessor placements (measured on
-        // the KKKvKM pair: 6% less CPU time, BENCHMARKS.md 2026-12-04).
+        // and share its retro-moves and predecessor placements (6% less CPU
+        // time on the KKKvKM pair).
         let entries = put_in_state_order(std::mem::take(&mut buckets[d]), order, run.clone());
+        let step = Step {
+            layout,
+            work,
+            relays,
+            run,
+            d: d as u16,
+        };
         let found: Vec<Vec<Segment>> = entries
             .par_iter()
             .with_max_len(1)
             .flat_map(|s| s.par_chunks(chunk_len(s.len())).with_max_len(1))
-            .map(|chunk| {
-                scratches.with(|scratch| {
-                    let Scratch {
-                        out,
-                        retro_moves,
-                        finalised,
-                        visits,
-                        relay_visits,
-                        men,
-                    } = scratch;
-                    out.clear();
-                    finalised.clear();
-                    visits.clear();
-                    relay_visits.clear();
-                    let mut last: Option<(usize, u64, Position)> = None;
-                    let mut retro_built = false;
-                    let mut counters = PlacementCounters::default();
-                    // The cells touched here lie anywhere in the run (up to hundreds
-                    // of megabytes), so each access would wait for memory: first the
-                    // entries are finalised, then their predecessors are collected,
-                    // then updated, each pass prefetching the cells a few steps
-                    // ahead so that the memory accesses overlap.
-                    for (k, &e) in chunk.iter().enumerate() {
-                        if let Some(&ahead) = chunk.get(k + PREFETCH_AHEAD) {
-                            work.prefetch((ahead & !WIN_BIT) as usize);
-                        }
-                        let win = e & WIN_BIT != 0;
-                        let g = (e & !WIN_BIT) as usize;
-                        let value = Value {
-                            wdl: if win { Wdl::Win } else { Wdl::Loss },
-                            dtw: d as u16,
-                        };
-                        let (_, done) = work.update(g, |c| {
-                            if c.is_final() || (win && c.best_win() != d as u16) {
-                                None // already final, or a shorter win was found since
-                            } else {
-                                Some(work.with_value(c, value))
-                            }
-                        });
-                        if done {
-                            finalised.push(e);
-                        }
-                    }
-                    for &e in finalised.iter() {
-                        let win_bit = e & WIN_BIT;
-                        let (t, idx) = layout.global(e & !WIN_BIT);
-                        let ot = layout.other_table(t);
-                        // Entries of one placement (other counters) often follow each
-                        // other: unrank the placement once for them.
-                        // Both tables have `per` counter combinations a placement.
-                        let (p, c) = per_div.div_rem(idx);
-                        if last.map(|(lt, lp, _)| (lt, lp)) != Some((t, p)) {
-                            let placement =
-                                tables[t].index.placement_position_cached(p, &mut men[t]);
-                            tables[t]
-                                .index
-                                .placement_counters(&placement, &mut counters);
-                            retro_built = false;
-                            last = Some((t, p, placement));
-                        }
-                        let mut pos = last.unwrap().2;
-                        tables[t].index.set_counters_of(&counters, &mut pos, c);
-                        let Some(undoing) = Undoing::new(&pos) else {
-                            continue; // no ordinary move leads here
-                        };
-                        if !undoing.king_may_have_moved() {
-                            // The three-move state says the last move was no
-                            // king move (a quarter of the entries of KKMvKM).
-                            continue;
-                        }
-                        if !retro_built {
-                            retro_moves.clear();
-                            for_each_king_retro_move(&pos, |from, to| {
-                                retro_moves.push((from, to, UNRANKED))
-                            });
-                            retro_built = true;
-                        }
-                        // The predecessors by one king move share a placement and
-                        // differ only in the mover's three-move state: rank the
-                        // placement once per move (neighbouring entries share
-                        // them too, hence the cache), and add the counter codes.
-                        // Predecessors have the other side to move; only the
-                        // placement is ranked in its White-to-move form, the
-                        // counters are coded relative to the side to move.
-                        let ix = &tables[ot].index;
-                        let preds = PredecessorCounters::new(ix, &undoing, &pos);
-                        // Positions are in their White-to-move form, so the
-                        // predecessors have Black to move and are indexed flipped.
-                        let mover = undoing.mover();
-                        debug_assert_eq!(mover, Side::Black);
-                        // The pieces that no king move of the mover changes, and
-                        // the mover's kings, flipped once for all its moves.
-                        let flipped = LazyCell::new(|| {
-                            (
-                                flipped_plain(pos.men(Side::White) | pos.men(Side::Black)),
-                                flipped_plain(pos.kings(Side::White)),
-                                flipped_plain(pos.kings(mover)),
-                            )
-                        });
-                        let partner_start = partner[len_div.div(e & !WIN_BIT) as usize] * len;
-                        // Where the predecessors have relay nodes, a move of the
-                        // king now tracked at count 1 was a fresh move of it: its
-                        // predecessor is that king's relay node.
-                        let relay = match (fresh[ot], pos.three_move(mover)) {
-                            (Some(f), Some(kc)) if kc.count == 1 => Some(f),
-                            _ => None,
-                        };
-                        for (from, to, start) in retro_moves.iter_mut() {
-                            let (from, to) = (*from, *to);
-                            if !undoing.king_may_have_moved_to(to) {
-                                continue;
-                            }
-                            let kings = pos.kings(mover).without(to).with(from);
-                            if *start == UNRANKED {
-                                // The predecessor has the same men: it lies in
-                                // the partner slice, and only its kings need ranking.
-                                let (men_f, white_f, mover_f) = *flipped;
-                                *start = partner_start
-                                    + ix.flipped_kings_offset_plain(
-                                        men_f,
-                                        white_f,
-                                        mover_f & !flipped_bit(to) | flipped_bit(from),
-                                    );
-                                debug_assert_eq!(
-                                    *start - partner_start,
-                                    ix.flipped_kings_offset(
-                                        pos.men(Side::White) | pos.men(Side::Black),
-                                        pos.kings(Side::White),
-                                        kings,
-                                    )
-                                );
-                                debug_assert_eq!(
-                                    layout.global(*start),
-                                    (
-                                        ot,
-                                        ix.placement_base(
-                                            &moved(&pos, mover, from, to, true).flip()
-                                        )
-                                    )
-                                );
-                            }
-                            let start = *start;
-                            if let Some(f) = relay {
-                                let tracked = Some(KingCount {
-                                    square: from,
-                                    count: 1,
-                                });
-                                let king =
-                                    (ix.three_move_code(mover, true, kings, tracked) - 1) / 3;
-                                let node = f.node(start, preds.carried(), king, len_div, per_part);
-                                relay_visits.push(win_bit | node);
-                                continue;
-                            }
-                            preds.for_each(kings, from, to, |offset| {
-                                visits.push(win_bit | (start + offset))
-                            });
-                        }
-                    }
-                    // Relay nodes that this pass resolves pass their result on to
-                    // their states, as visits of the same kind (they add no ply).
-                    for (k, &v) in relay_visits.iter().enumerate() {
-                        if let Some(&ahead) = relay_visits.get(k + PREFETCH_AHEAD) {
-                            relays.prefetch((ahead & !WIN_BIT) as usize);
-                        }
-                        let node = v & !WIN_BIT;
-                        let resolved = if v & WIN_BIT != 0 {
-                            // One more successor won by the opponent: the node is
-                            // lost once none is left.
-                            let (c, done) = relays.update(node as usize, |c| {
-                                (c.best_win() == NO_WIN)
-                                    .then(|| c.with_remaining(c.remaining() - 1))
-                            });
-                            done && c.remaining() == 1
-                        } else {
-                            // A successor lost: the node is won (first time only).
-                            relays
-                                .update(node as usize, |c| {
-                                    (c.best_win() == NO_WIN)
-                                        .then(|| relays.with_best_win(c, d as u16 + 1))
-                                })
-                                .1
-                        };
-                        if resolved {
-                            let f = layout
-                                .relays_of_part(per_part_div.div(node))
-                                .expect("relay nodes only in parts of tables that have them");
-                            f.for_each_parent(node, len, per_part_div, |j| {
-                                visits.push((v & WIN_BIT) | j)
-                            });
-                        }
-                    }
-                    for (k, &v) in visits.iter().enumerate() {
-                        if let Some(&ahead) = visits.get(k + PREFETCH_AHEAD) {
-                            work.prefetch((ahead & !WIN_BIT) as usize);
-                        }
-                        let j = (v & !WIN_BIT) as usize;
-                        if v & WIN_BIT != 0 {
-                            // One fewer reply that does not lose; the last one
-                            // refuted makes the state lost (unless it can win).
-                            let (c, done) = work.update(j, |c| {
-                                (!c.is_final()).then(|| {
-                                    work.with_longest_reply(
-                                        c.with_remaining(c.remaining() - 1),
-                                        c.longest_reply().max(d as u16),
-                                    )
-                                })
-                            });
-                            if done && c.remaining() == 1 && c.best_win() == NO_WIN {
-                                let dtw = 1 + c.longest_reply().max(d as u16);
-                                out.push((dtw, j as u64));
-                            }
-                        } else {
-                            let dtw = d as u16 + 1;
-                            let (_, shorter) = work.update(j, |c| {
-                                (!c.is_final() && c.best_win() > dtw)
-                                    .then(|| work.with_best_win(c, dtw))
-                            });
-                            if shorter {
-                                out.push((dtw, WIN_BIT | j as u64));
-                            }
-                        }
-                    }
-                    segments(out, |e| {
-                        debug_assert!(run.contains(&(e & !WIN_BIT)));
-                        0
-                    })
-                })
-            })
+            .map(|chunk| scratches.with(|scratch| step.chunk(chunk, scratch)))
             .collect();
         for v in found {
             for s in v {
@@ -398,6 +220,280 @@ fn propagate_run(
             }
         }
         d += 1;
+    }
+}
+
+/// One step of a run's propagation: the states finalised at distance `d`.
+struct Step<'a> {
+    layout: &'a Layout<'a>,
+    work: &'a Work,
+    relays: &'a Work,
+    run: &'a Range<u64>,
+    d: u16,
+}
+
+impl Step<'_> {
+    /// Propagate a chunk of the step's entries; returns the states this
+    /// finalises, as segments of the run's buckets.
+    ///
+    /// The cells touched lie anywhere in the run (up to hundreds of
+    /// megabytes), so each access would wait for memory: the entries are
+    /// finalised first, then their predecessors collected, then updated,
+    /// each pass prefetching the cells a few steps ahead so that the memory
+    /// accesses overlap.
+    fn chunk(&self, chunk: &[Entry], scratch: &mut Scratch) -> Vec<Segment> {
+        let Scratch {
+            out,
+            retro_moves,
+            finalised,
+            visits,
+            relay_visits,
+            men,
+        } = scratch;
+        out.clear();
+        finalised.clear();
+        visits.clear();
+        relay_visits.clear();
+        self.finalise(chunk, finalised);
+        self.collect_predecessors(finalised, men, retro_moves, visits, relay_visits);
+        self.resolve_relays(relay_visits, visits);
+        self.update_predecessors(visits, out);
+        segments(out, |e| {
+            debug_assert!(self.run.contains(&(e & !WIN_BIT)));
+            0
+        })
+    }
+
+    /// Give each entry its value, a win or loss in `d`, unless it is final
+    /// already or a shorter win was found since; the entries given theirs
+    /// go to `finalised`.
+    fn finalise(&self, chunk: &[Entry], finalised: &mut Vec<Entry>) {
+        let (work, d) = (self.work, self.d);
+        for (k, &e) in chunk.iter().enumerate() {
+            if let Some(&ahead) = chunk.get(k + PREFETCH_AHEAD) {
+                work.prefetch((ahead & !WIN_BIT) as usize);
+            }
+            let win = e & WIN_BIT != 0;
+            let value = Value {
+                wdl: if win { Wdl::Win } else { Wdl::Loss },
+                dtw: d,
+            };
+            let (_, done) = work.update((e & !WIN_BIT) as usize, |c| {
+                if c.is_final() || (win && c.best_win() != d) {
+                    None
+                } else {
+                    Some(work.with_value(c, value))
+                }
+            });
+            if done {
+                finalised.push(e);
+            }
+        }
+    }
+
+    /// The predecessors by a king move of the `finalised` entries: into
+    /// `visits` (batch positions) or, where the predecessors share a relay
+    /// node, into `relay_visits` (nodes), each with the entry's WIN_BIT.
+    fn collect_predecessors(
+        &self,
+        finalised: &[Entry],
+        men: &mut [MenCache; 2],
+        retro_moves: &mut Vec<(Square, Square, u64)>,
+        visits: &mut Vec<u64>,
+        relay_visits: &mut Vec<u64>,
+    ) {
+        let Layout {
+            tables, per_div, ..
+        } = *self.layout;
+        let mut last: Option<(usize, u64, Position)> = None;
+        let mut retro_built = false;
+        let mut counters = PlacementCounters::default();
+        for &e in finalised {
+            let (t, idx) = self.layout.global(e & !WIN_BIT);
+            // Entries of one placement (other counters) often follow each
+            // other: unrank the placement once for them. Both tables have
+            // `per` counter combinations a placement.
+            let (p, c) = per_div.div_rem(idx);
+            if last.map(|(lt, lp, _)| (lt, lp)) != Some((t, p)) {
+                let placement = tables[t].index.placement_position_cached(p, &mut men[t]);
+                tables[t]
+                    .index
+                    .placement_counters(&placement, &mut counters);
+                retro_built = false;
+                last = Some((t, p, placement));
+            }
+            let mut pos = last.expect("set above").2;
+            tables[t].index.set_counters_of(&counters, &mut pos, c);
+            let Some(undoing) = Undoing::new(&pos) else {
+                continue; // no ordinary move leads here
+            };
+            if !undoing.king_may_have_moved() {
+                // The three-move state says the last move was no king move
+                // (a quarter of the entries of KKMvKM).
+                continue;
+            }
+            if !retro_built {
+                retro_moves.clear();
+                for_each_king_retro_move(&pos, |from, to| retro_moves.push((from, to, UNRANKED)));
+                retro_built = true;
+            }
+            self.predecessors_of(e, t, &pos, &undoing, retro_moves, visits, relay_visits);
+        }
+    }
+
+    /// The predecessors of entry `e` (position `pos` of table `t`) by the
+    /// king retro-moves `retro_moves` (with the batch position where each
+    /// one's predecessor placement starts, ranked here on first use).
+    ///
+    /// The predecessors by one king move share a placement and differ only
+    /// in the mover's three-move state: the placement is ranked once per move
+    /// (neighbouring entries share them too, hence the cache) and the counter
+    /// codes added. Predecessors have the other side to move; only the
+    /// placement is ranked in its White-to-move form, the counters are coded
+    /// relative to the side to move.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn predecessors_of(
+        &self,
+        e: Entry,
+        t: usize,
+        pos: &Position,
+        undoing: &Undoing,
+        retro_moves: &mut [(Square, Square, u64)],
+        visits: &mut Vec<u64>,
+        relay_visits: &mut Vec<u64>,
+    ) {
+        let Layout {
+            tables,
+            partner,
+            len,
+            ref fresh,
+            per_part,
+            len_div,
+            ..
+        } = *self.layout;
+        let win_bit = e & WIN_BIT;
+        let ot = self.layout.other_table(t);
+        let ix = &tables[ot].index;
+        let preds = PredecessorCounters::new(ix, undoing, pos);
+        // Positions are in their White-to-move form, so the predecessors
+        // have Black to move and are indexed flipped.
+        let mover = undoing.mover();
+        debug_assert_eq!(mover, Side::Black);
+        let partner_start = partner[len_div.div(e & !WIN_BIT) as usize] * len;
+        let placements = LazyCell::new(|| PartnerPlacements::new(pos, mover, partner_start));
+        // Where the predecessors have relay nodes, a move of the king now
+        // tracked at count 1 was a fresh move of it: its predecessor is that
+        // king's relay node.
+        let relay = match (fresh[ot], pos.three_move(mover)) {
+            (Some(f), Some(kc)) if kc.count == 1 => Some(f),
+            _ => None,
+        };
+        for (from, to, start) in retro_moves.iter_mut() {
+            let (from, to) = (*from, *to);
+            if !undoing.king_may_have_moved_to(to) {
+                continue;
+            }
+            let kings = pos.kings(mover).without(to).with(from);
+            if *start == UNRANKED {
+                *start = placements.start(ix, from, to);
+                debug_assert_eq!(
+                    self.layout.global(*start),
+                    (
+                        ot,
+                        ix.placement_base(&moved(pos, mover, from, to, true).flip())
+                    )
+                );
+            }
+            let start = *start;
+            if let Some(f) = relay {
+                let tracked = Some(KingCount {
+                    square: from,
+                    count: 1,
+                });
+                let king = (ix.three_move_code(mover, true, kings, tracked) - 1) / 3;
+                let node = f.node(start, preds.carried(), king, len_div, per_part);
+                relay_visits.push(win_bit | node);
+                continue;
+            }
+            preds.for_each(kings, from, to, |offset| {
+                visits.push(win_bit | (start + offset))
+            });
+        }
+    }
+
+    /// Relay nodes that this step resolves pass their result on to their
+    /// states, as visits of the same kind (they add no ply).
+    fn resolve_relays(&self, relay_visits: &[u64], visits: &mut Vec<u64>) {
+        let Layout {
+            len, per_part_div, ..
+        } = *self.layout;
+        let (relays, d) = (self.relays, self.d);
+        for (k, &v) in relay_visits.iter().enumerate() {
+            if let Some(&ahead) = relay_visits.get(k + PREFETCH_AHEAD) {
+                relays.prefetch((ahead & !WIN_BIT) as usize);
+            }
+            let node = v & !WIN_BIT;
+            let resolved = if v & WIN_BIT != 0 {
+                // One more successor won by the opponent: the node is lost
+                // once none is left.
+                let (c, done) = relays.update(node as usize, |c| {
+                    (c.best_win() == NO_WIN).then(|| c.with_remaining(c.remaining() - 1))
+                });
+                done && c.remaining() == 1
+            } else {
+                // A successor lost: the node is won (first time only).
+                relays
+                    .update(node as usize, |c| {
+                        (c.best_win() == NO_WIN).then(|| relays.with_best_win(c, d + 1))
+                    })
+                    .1
+            };
+            if resolved {
+                let f = self
+                    .layout
+                    .relays_of_part(per_part_div.div(node))
+                    .expect("relay nodes only in parts of tables that have them");
+                f.for_each_parent(node, len, per_part_div, |j| visits.push((v & WIN_BIT) | j));
+            }
+        }
+    }
+
+    /// Update the predecessors `visits`: a lost successor makes a state won
+    /// in `d + 1` (if shorter than a win it has), a won one leaves it one
+    /// fewer reply that does not lose, and the last one refuted makes it lost
+    /// (unless it can win). The states so finalised go to `out` with their
+    /// distances.
+    fn update_predecessors(&self, visits: &[u64], out: &mut Vec<(u16, Entry)>) {
+        let (work, d) = (self.work, self.d);
+        for (k, &v) in visits.iter().enumerate() {
+            if let Some(&ahead) = visits.get(k + PREFETCH_AHEAD) {
+                work.prefetch((ahead & !WIN_BIT) as usize);
+            }
+            let j = (v & !WIN_BIT) as usize;
+            if v & WIN_BIT != 0 {
+                let (c, done) = work.update(j, |c| {
+                    (!c.is_final()).then(|| {
+                        work.with_longest_reply(
+                            c.with_remaining(c.remaining() - 1),
+                            c.longest_reply().max(d),
+                        )
+                    })
+                });
+                if done && c.remaining() == 1 && c.best_win() == NO_WIN {
+                    let dtw = 1 + c.longest_reply().max(d);
+                    out.push((dtw, j as u64));
+                }
+            } else {
+                let dtw = d + 1;
+                let (_, shorter) = work.update(j, |c| {
+                    (!c.is_final() && c.best_win() > dtw).then(|| work.with_best_win(c, dtw))
+                });
+                if shorter {
+                    out.push((dtw, WIN_BIT | j as u64));
+                }
+            }
+        }
     }
 }
 

@@ -1,10 +1,11 @@
 //! The per-state working values of a batch ([`Cell`]s in [`Work`]) and the
 //! bucket entries that name states during propagation.
 
-use super::memory::{prefetch, AtomicWords};
-use super::GenerateError;
-use super::Value;
+use super::error::GenerateError;
+use super::memory::AtomicWords;
+use crate::memory::prefetch;
 use crate::rules::Wdl;
+use crate::value::Value;
 use rayon::prelude::*;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicU16, AtomicU32};

@@ -1,11 +1,13 @@
 //! Writing a solved table: its WDL and DTW files, its statistics and its
 //! manifest line.
 
-use super::{GenerateError, Value};
+use super::error::GenerateError;
 use crate::checksum::ManifestChecksum;
 use crate::material::Material;
 use crate::rules::{RuleSet, Wdl};
+use crate::stats::{stats_with, Counts, TableStats};
 use crate::table::{self, compress_blocks, Metric, TableSpec, TableWriter};
+use crate::value::Value;
 use rayon::prelude::*;
 use std::path::Path;
 
@@ -50,7 +52,7 @@ static PACKED_BYTES: [u16; 256] = {
     let mut t = [0u16; 256];
     let mut b = 0;
     while b < 256 {
-        if let Some(v) = super::byte_value(b as u8) {
+        if let Some(v) = crate::value::byte_value(b as u8) {
             t[b] = v.pack();
         }
         b += 1;
@@ -63,38 +65,6 @@ static PACKED_BYTES: [u16; 256] = {
 fn packed_wdl(p: u16) -> u16 {
     debug_assert!(p >> 14 != 0, "a state not solved");
     (p >> 14).wrapping_sub(1)
-}
-
-/// Win, draw and loss counts and the longest win of a run of values.
-#[derive(Copy, Clone, Debug, Default)]
-pub(crate) struct Counts {
-    pub(crate) wins: u64,
-    pub(crate) draws: u64,
-    pub(crate) losses: u64,
-    pub(crate) longest_win: u32,
-}
-
-impl Counts {
-    /// The counts of two parts of a table together.
-    fn merge(self, o: Counts) -> Counts {
-        Counts {
-            wins: self.wins + o.wins,
-            draws: self.draws + o.draws,
-            losses: self.losses + o.losses,
-            longest_win: self.longest_win.max(o.longest_win),
-        }
-    }
-
-    /// Count one value. Without branches: wins, draws and losses alternate
-    /// unpredictably, and this runs for every state of every table.
-    #[inline]
-    pub(crate) fn add(&mut self, v: Value) {
-        let win = v.wdl == Wdl::Win;
-        self.wins += win as u64;
-        self.draws += (v.wdl == Wdl::Draw) as u64;
-        self.losses += (v.wdl == Wdl::Loss) as u64;
-        self.longest_win = self.longest_win.max(if win { v.dtw as u32 } else { 0 });
-    }
 }
 
 /// A table's counts and its largest DTW (which decides the DTW file's value
@@ -177,186 +147,6 @@ impl ByteCounts {
     }
 }
 
-/// Statistics of a solved table.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct TableStats {
-    /// Material name.
-    pub material: String,
-    /// Rule set name.
-    pub rules: String,
-    /// Number of states.
-    pub states: u64,
-    /// Won for the side to move.
-    pub wins: u64,
-    /// Drawn.
-    pub draws: u64,
-    /// Lost for the side to move.
-    pub losses: u64,
-    /// Longest win in plies.
-    pub longest_win: u32,
-    /// The manifest checksum of the decoded values ([`ManifestChecksum`]), as hex.
-    pub checksum: String,
-}
-
-/// The comment lines that open a manifest. The last names the checksum's
-/// definition: a manifest without it was written by an older version, with
-/// another checksum (see [`manifest_is_current`]).
-pub const MANIFEST_HEADER: &str = "# frisian-tb table manifest: one line per table, written by `frisian-tb generate`.\n\
-# rules material states wins draws losses longest_win checksum\n\
-# checksum: manifest checksum 2 (XXH64 of the XXH64 digests of 16,384-state chunks of 16-bit values; docs/FORMAT.md)\n";
-
-/// Whether manifest text `text` has checksums as this version computes
-/// them (version 1, FNV-1a over every state, is not compared: its lines
-/// would all differ).
-pub fn manifest_is_current(text: &str) -> bool {
-    let declaration = MANIFEST_HEADER.lines().last().expect("a header line");
-    text.lines().any(|l| l == declaration)
-}
-
-impl TableStats {
-    /// The statistics a manifest line gives (see [`TableStats::manifest_line`]);
-    /// `None` if the line does not have that form.
-    ///
-    /// ```
-    /// use frisian_tb::generate::TableStats;
-    /// let line = "official KvK 7350 1296 6050 4 1 0123456789abcdef";
-    /// let stats = TableStats::from_manifest_line(line).unwrap();
-    /// assert_eq!((stats.material.as_str(), stats.wins), ("KvK", 1296));
-    /// assert_eq!(stats.manifest_line(), line);
-    /// assert!(TableStats::from_manifest_line("official KvK 7350").is_none());
-    /// ```
-    pub fn from_manifest_line(line: &str) -> Option<TableStats> {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let [rules, material, states, wins, draws, losses, longest_win, checksum] = f[..] else {
-            return None;
-        };
-        (checksum.len() == 16 && checksum.bytes().all(|b| b.is_ascii_hexdigit())).then_some(())?;
-        Some(TableStats {
-            material: material.to_string(),
-            rules: rules.to_string(),
-            states: states.parse().ok()?,
-            wins: wins.parse().ok()?,
-            draws: draws.parse().ok()?,
-            losses: losses.parse().ok()?,
-            longest_win: longest_win.parse().ok()?,
-            checksum: checksum.to_string(),
-        })
-    }
-
-    /// The table's line in `tables/MANIFEST`:
-    /// `rules material states wins draws losses longest_win checksum`.
-    pub fn manifest_line(&self) -> String {
-        format!(
-            "{} {} {} {} {} {} {} {}",
-            self.rules,
-            self.material,
-            self.states,
-            self.wins,
-            self.draws,
-            self.losses,
-            self.longest_win,
-            self.checksum
-        )
-    }
-}
-
-/// Statistics and the manifest checksum of packed values.
-pub fn stats(material: Material, rules: RuleSet, values: &[u16]) -> TableStats {
-    stats_from(material, rules, values.len() as u64, &|start, len| {
-        values[start as usize..start as usize + len].to_vec()
-    })
-    .0
-}
-
-/// Statistics and the manifest checksum of a finished table in `dir`, read
-/// a group of blocks at a time (memory bounded by the group, not the table:
-/// loading the largest five-piece table whole took 5.8 GB), its files'
-/// value checksums checked.
-pub fn table_stats(
-    dir: &Path,
-    material: Material,
-    rules: RuleSet,
-) -> Result<TableStats, GenerateError> {
-    let (wdl_file, dtw_file) = super::solved::open_pair(dir, material, rules)?;
-    let dtw_header = dtw_file.header().clone();
-    let mut stats = StreamStats::default();
-    wdl_file.for_each_group_with_dtw(
-        &dtw_file,
-        |w, d| Value::stored(w, d, &dtw_header).pack(),
-        |values: &[u16]| stats.add(values),
-    )?;
-    Ok(stats.finish(material, rules, wdl_file.header().states))
-}
-
-/// Statistics and the manifest checksum of a table's packed values
-/// ([`Value::pack`]) given a group at a time, in index order: each group is
-/// counted and hashed in parallel.
-#[derive(Default)]
-pub(crate) struct StreamStats {
-    counts: Counts,
-    sum: ManifestChecksum,
-}
-
-impl StreamStats {
-    /// Add the next group.
-    pub(crate) fn add(&mut self, packed: &[u16]) {
-        let counts = packed
-            .par_chunks(ManifestChecksum::CHUNK)
-            .map(|c| {
-                let mut k = Counts::default();
-                c.iter()
-                    .filter_map(|&v| Value::unpack(v))
-                    .for_each(|v| k.add(v));
-                k
-            })
-            .reduce(Counts::default, Counts::merge);
-        self.counts = self.counts.merge(counts);
-        self.sum.update(packed);
-    }
-
-    /// The counts so far.
-    pub(crate) fn counts(&self) -> Counts {
-        self.counts
-    }
-
-    /// The statistics of the table (`states` states in all).
-    pub(crate) fn finish(self, material: Material, rules: RuleSet, states: u64) -> TableStats {
-        stats_with(material, rules, states, self.counts, self.sum.finish())
-    }
-}
-
-/// Statistics of packed values read on demand, and the largest DTW: one
-/// parallel pass, a manifest chunk at a time.
-fn stats_from<T: Code>(
-    material: Material,
-    rules: RuleSet,
-    states: u64,
-    read: ValueSource<'_, T>,
-) -> (TableStats, u16) {
-    const CHUNK: u64 = ManifestChecksum::CHUNK as u64;
-    let parts: Vec<(Tally, u64)> = (0..states.div_ceil(CHUNK))
-        .into_par_iter()
-        .map_init(Vec::new, |records: &mut Vec<u16>, c| {
-            let start = c * CHUNK;
-            let mut tally = Tally::default();
-            records.clear();
-            for v in read(start, (states - start).min(CHUNK) as usize) {
-                let v = v.value();
-                tally.add(v);
-                records.push(v.pack());
-            }
-            (tally, ManifestChecksum::chunk_digest(records))
-        })
-        .collect();
-    let (mut tally, mut sum) = (Tally::default(), ManifestChecksum::default());
-    for (t, digest) in parts {
-        tally = tally.merge(t);
-        sum.add_digest(digest);
-    }
-    let st = stats_with(material, rules, states, tally.counts, sum.finish());
-    (st, tally.max_dtw)
-}
-
 /// States per read of a pass over a table: small enough that the buffers
 /// come from the allocator's free lists (with 1 << 20 they were the largest
 /// fresh allocations while the KKMvKM pair's files were written, of which
@@ -377,25 +167,6 @@ fn counts_from<T: Code>(states: u64, read: ValueSource<'_, T>) -> Tally {
             tally
         })
         .reduce(Tally::default, Tally::merge)
-}
-
-fn stats_with(
-    material: Material,
-    rules: RuleSet,
-    states: u64,
-    counts: Counts,
-    checksum: u64,
-) -> TableStats {
-    TableStats {
-        material: material.to_string(),
-        rules: rules.name().to_string(),
-        states,
-        wins: counts.wins,
-        draws: counts.draws,
-        losses: counts.losses,
-        longest_win: counts.longest_win,
-        checksum: format!("{checksum:016x}"),
-    }
 }
 
 /// Write the WDL and DTW files of a solved table into `dir`.
@@ -450,7 +221,8 @@ pub(super) fn write_tables_from<T: Code>(
         dtw_file.block_states() as usize,
         wdl_file.block_states() as usize,
     );
-    // A piece is one block of the larger size and whole blocks of the other.
+    // A piece (see [`Piece`]) is one block of the larger size and whole
+    // blocks of the other.
     let piece = dtw_block.max(wdl_block);
     assert_eq!(piece % dtw_block.min(wdl_block), 0, "block sizes");
     assert_eq!(
@@ -465,36 +237,8 @@ pub(super) fn write_tables_from<T: Code>(
             .into_par_iter()
             .map_init(Default::default, |bufs: &mut (Vec<u16>, Vec<u16>), p| {
                 let start = p * piece as u64;
-                // Each value converted once, to its packed form, which the
-                // manifest hashes and the two files' encodings take apart
-                // with a shift or a mask.
-                let (packed, out) = bufs;
-                packed.clear();
-                packed.extend(
-                    read(start, (states - start).min(piece as u64) as usize)
-                        .iter()
-                        .map(|v| v.pack()),
-                );
-                let digests = packed
-                    .chunks(ManifestChecksum::CHUNK)
-                    .map(ManifestChecksum::chunk_digest)
-                    .collect();
-                let dtw = packed
-                    .chunks(dtw_block)
-                    .map(|b| {
-                        dtw_of_block(b, out);
-                        dtw_file.encode(out)
-                    })
-                    .collect();
-                let wdl = packed
-                    .chunks(wdl_block)
-                    .map(|b| {
-                        out.clear();
-                        out.extend(b.iter().map(|&p| packed_wdl(p)));
-                        wdl_file.encode(out)
-                    })
-                    .collect();
-                (digests, dtw, wdl)
+                let values = read(start, (states - start).min(piece as u64) as usize);
+                encode_piece(&values, &dtw_file, &wdl_file, bufs)
             })
             .collect();
         let (mut dtw_raw, mut wdl_raw) = (Vec::new(), Vec::new());
@@ -517,6 +261,45 @@ pub(super) fn write_tables_from<T: Code>(
     dtw?;
     wdl?;
     Ok(stats_with(material, rules, states, c, sum.finish()))
+}
+
+/// A piece of values: the digests of its manifest chunks and its blocks of
+/// each file, encoded (`bufs`: scratch). Each value is converted once, to
+/// its packed form, which the manifest hashes and the two files' encodings
+/// take apart with a shift or a mask.
+fn encode_piece<T: Code>(
+    values: &[T],
+    dtw_file: &TableWriter,
+    wdl_file: &TableWriter,
+    bufs: &mut (Vec<u16>, Vec<u16>),
+) -> Piece {
+    let (dtw_block, wdl_block) = (
+        dtw_file.block_states() as usize,
+        wdl_file.block_states() as usize,
+    );
+    let (packed, out) = bufs;
+    packed.clear();
+    packed.extend(values.iter().map(|v| v.pack()));
+    let digests = packed
+        .chunks(ManifestChecksum::CHUNK)
+        .map(ManifestChecksum::chunk_digest)
+        .collect();
+    let dtw = packed
+        .chunks(dtw_block)
+        .map(|b| {
+            dtw_of_block(b, out);
+            dtw_file.encode(out)
+        })
+        .collect();
+    let wdl = packed
+        .chunks(wdl_block)
+        .map(|b| {
+            out.clear();
+            out.extend(b.iter().map(|&p| packed_wdl(p)));
+            wdl_file.encode(out)
+        })
+        .collect();
+    (digests, dtw, wdl)
 }
 
 /// One DTW block's values (packed, [`Value::pack`]) as the DTW file gets
