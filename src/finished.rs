@@ -140,7 +140,7 @@ impl Solved {
 
     /// The index of table number `t`.
     #[inline]
-    pub fn index(&self, t: u32) -> &MaterialIndex {
+    pub fn index_of(&self, t: u32) -> &MaterialIndex {
         &self.tables[t as usize].1
     }
 
@@ -151,7 +151,8 @@ impl Solved {
     }
 
     /// The value at index `i` of table number `t`: a placement's first state
-    /// ([`Solved::locate_placement`]) plus [`Solved::counters_offset`].
+    /// (its position in the table of a successor's placement) plus
+    /// [`Solved::counters_offset`].
     #[inline]
     pub fn at(&self, t: u32, i: u64) -> Value {
         self.tables[t as usize].2.at(i)

@@ -280,7 +280,7 @@ pub struct MaterialIndex {
 }
 
 /// A material no table is made for: more pieces than
-/// [`MAX_PIECES`](crate::material::MAX_PIECES), or a side without pieces.
+/// [`crate::material::MAX_PIECES`], or a side without pieces.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}: no table is made for it (at most {max} pieces, both sides with pieces)", max = crate::material::MAX_PIECES)]
 pub struct UnsupportedMaterial(pub Material);

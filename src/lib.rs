@@ -56,7 +56,8 @@
 //! - [`generate`]: retrograde solving of tables.
 //! - [`verify`]: independent verification of tables.
 //!
-//! [`memory`] holds the huge-page arrays that decoded tables live in.
+//! A private module, `memory`, holds the huge-page arrays that decoded
+//! tables live in.
 
 #![warn(missing_docs)]
 // Without the generator, the parts of the index and the rules engine that

@@ -61,7 +61,7 @@ impl Key {
     fn new(rules: &str, material: &str) -> Key {
         let order = material
             .parse::<Material>()
-            .map_or((u32::MAX, u32::MAX), |m| (m.pieces(), m.men() as u32));
+            .map_or((u32::MAX, u32::MAX), |m| (m.pieces(), m.men()));
         Key {
             rules: rules.to_string(),
             order,

@@ -169,6 +169,27 @@ impl FromStr for Material {
     }
 }
 
+/// Materials one move from `m` into another material (capture or promotion),
+/// with the opponent to move; those where the opponent has no pieces are left out.
+pub fn successor_materials(m: Material) -> Vec<Material> {
+    let mut out = Vec::new();
+    for men in 0..=m.opp_men {
+        for kings in 0..=m.opp_kings {
+            for promo in 0..=u8::from(m.stm_men > 0) {
+                let captured = men < m.opp_men || kings < m.opp_kings;
+                if !captured && promo == 0 {
+                    continue;
+                }
+                let child = Material::new(men, kings, m.stm_men - promo, m.stm_kings + promo);
+                if child.is_playable() && !out.contains(&child) {
+                    out.push(child);
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,25 +222,4 @@ mod tests {
             }
         }
     }
-}
-
-/// Materials one move from `m` into another material (capture or promotion),
-/// with the opponent to move; those where the opponent has no pieces are left out.
-pub fn successor_materials(m: Material) -> Vec<Material> {
-    let mut out = Vec::new();
-    for men in 0..=m.opp_men {
-        for kings in 0..=m.opp_kings {
-            for promo in 0..=u8::from(m.stm_men > 0) {
-                let captured = men < m.opp_men || kings < m.opp_kings;
-                if !captured && promo == 0 {
-                    continue;
-                }
-                let child = Material::new(men, kings, m.stm_men - promo, m.stm_kings + promo);
-                if child.is_playable() && !out.contains(&child) {
-                    out.push(child);
-                }
-            }
-        }
-    }
-    out
 }

@@ -33,7 +33,7 @@ impl Value {
     }
 
     /// Packed in 16 bits (WDL + 1 in the top two, DTW below), as
-    /// [`load_values`] returns them; 0 is "not yet known".
+    /// [`load_values`](crate::finished::load_values) returns them; 0 is "not yet known".
     #[inline]
     pub const fn pack(self) -> u16 {
         ((self.wdl as u16 + 1) << 14) | self.dtw

@@ -52,7 +52,7 @@ impl Target {
             }
             let (t, base) = solved.locate_placement(&child, solved_cache);
             if solved.has_counters(t) {
-                Target::Solved(t, base, solved.index(t).carried_three_move(&child))
+                Target::Solved(t, base, solved.index_of(t).carried_three_move(&child))
             } else {
                 Target::Plain(t, base)
             }
@@ -80,9 +80,10 @@ impl Target {
         match *self {
             Target::LastPiece => Source::LastPiece,
             Target::Plain(t, i) => Source::Solved(t, i),
-            Target::Solved(t, base, ref carried) => {
-                Source::Solved(t, base + successor_offset(carried, pos, m, solved.index(t)))
-            }
+            Target::Solved(t, base, ref carried) => Source::Solved(
+                t,
+                base + successor_offset(carried, pos, m, solved.index_of(t)),
+            ),
             Target::Next(base, ref carried) => {
                 Source::Next(base + successor_offset(carried, pos, m, &next.index))
             }

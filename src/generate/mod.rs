@@ -1,6 +1,6 @@
 //! Retrograde generation of win/draw/loss and distance-to-win tables.
 //!
-//! Materials are solved in build order ([`Material::all`]), a material
+//! Materials are solved in build order ([`Material::all`](crate::Material::all)), a material
 //! together with its colour flip (an ordinary move of the side to move leads
 //! from `A` to `A.flip()`).
 //!

@@ -36,7 +36,7 @@ pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(60);
 pub const BYTES_PER_BATCH_STATE: u64 = 20;
 
 /// Estimated peak memory for solving the pair of `m`: one batch of slices, the
-/// decoded sub-tables (a byte per state, see [`Solved`]; two for a table with
+/// decoded sub-tables (a byte per state, see [`Solved`](crate::finished::Solved); two for a table with
 /// a DTW over 252 plies, which no table up to five pieces has), the
 /// compressed blocks of the output, and the work files (memory-mapped, a byte
 /// per state; the kernel may page them out, but they are counted so that a
