@@ -7,7 +7,7 @@
 //! ([`ManifestChecksum`]): the chunks of a table are hashed independently,
 //! in parallel, while the values pass by anyway. (The first version, FNV-1a
 //! over every state's three bytes, was one serial multiplication chain over
-//! every state: 2.6% of the largest five-piece pair's time, BENCHMARKS.md.)
+//! every state: 2.6% of the largest five-piece pair's time.)
 //!
 //! XXH64 is Yann Collet's 64-bit hash, as its specification
 //! (`xxhash_spec.md`) defines it; zstd's frame content checksum is its low

@@ -1,8 +1,8 @@
 //! Board geometry: squares 1-50, the eight capture directions, and the
 //! neighbour and ray tables that move generation walks.
 //!
-//! Squares are numbered 1-50 row by row from the top left (RULES.md, "Board
-//! and notation"). Row `r = (s-1) / 5` (row 0 holds 1-5, Black's back row);
+//! Squares are numbered 1-50 row by row from the top left (docs/RULES.md, "Board
+//! pieces, notation"). Row `r = (s-1) / 5` (row 0 holds 1-5, Black's back row);
 //! column `c = 2*((s-1) % 5) + 1` on even rows and `2*((s-1) % 5)` on odd rows.
 //!
 //! Every table here is computed at compile time by `const fn`, so there is no

@@ -136,8 +136,7 @@ fn rank(set: u64, avail: u64) -> u64 {
 
 /// The largest `c` with `C(c, k) <= r`, for `2 <= k <= 4` and `r < C(50, k)`,
 /// by table: the binary search it replaces was a third of unranking a
-/// placement, which the generator does for every placement it visits
-/// (BENCHMARKS.md, 2026-12-05, tenth session).
+/// placement, which the generator does for every placement it visits.
 struct InverseBinomial {
     /// `of[k - 2][r]`.
     of: [Box<[u8]>; 3],
@@ -847,7 +846,7 @@ pub(crate) struct PlacementCounters {
 /// The most three-move codes a side can have: none, or one of its kings
 /// (fewer than [`MAX_PIECES`], since it has men too) with a count of 1-3.
 /// Arrays of this length, not vectors: filling vectors was 2.4% of the
-/// KKMvKK pair's samples (BENCHMARKS.md, 2026-12-06, twenty-first session).
+/// KKMvKK pair's samples.
 const THREE_MOVE_CODES: usize = 1 + 3 * (MAX_PIECES as usize - 2);
 
 /// The men of the last slice unranked by

@@ -4,7 +4,7 @@
 //! draughts**: international draughts (10x10, squares 1-50) in which every
 //! piece also captures along rows and columns, captures follow a weighted
 //! majority rule, and king play is limited by the three-move and seven-move
-//! rules. The rules implemented are those of `RULES.md`, in two rule sets:
+//! rules. The rules implemented are those of `docs/RULES.md`, in two rule sets:
 //! [`RuleSet::Official`] (FMJD) and [`RuleSet::Lidraughts`] (the servers).
 //!
 //! ```
@@ -108,3 +108,8 @@ pub use probe::{ProbeError, Tablebase};
 pub use rules::{KingCount, RuleSet, SevenMove, Wdl};
 pub use stats::TableStats;
 pub use value::Value;
+
+/// The README's Rust example, compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -25,14 +25,13 @@ pub(crate) fn prefetch<T>(r: &T) {
 /// it goes back to a pool for the next array of at most its size.
 ///
 /// Why a pool: a virtual machine whose balloon device reports freed memory to
-/// its host (as on the machine of BENCHMARKS.md) gets memory mapped afresh
+/// its host (as the benchmark machine does) gets memory mapped afresh
 /// faulted in through the host, slowly; zeroing fresh pages was 12% of the
 /// samples of the start of the KMMvKM pair, which decodes a 5.8 GB table.
 /// Reused memory is already there. To keep the process from growing, when no
 /// free mapping is large enough the pool releases all of them before mapping
-/// anew, and a reused mapping gives back what lies beyond the request (the
-/// first version kept it, and the five-piece run peaked at 10.6 GiB instead
-/// of 7.3; with this it peaked at 7.7 GiB, a rise not yet explained).
+/// anew, and a reused mapping gives back what lies beyond the request
+/// (keeping it raised a five-piece run's peak by a third).
 pub(crate) fn huge_anon(bytes: usize, zeroed: bool) -> std::io::Result<HugeMap> {
     let bytes = bytes.max(1);
     let reused = {
@@ -121,7 +120,7 @@ impl Plain for u16 {}
 /// Decoded values in anonymous memory that asks for transparent huge pages.
 /// Generation and verification look successors up at random across tables of
 /// several GB; with 2 MiB pages the TLB covers them far better (measured: a
-/// random lookup in 2 GiB takes 59 ns instead of 103 ns, BENCHMARKS.md).
+/// random lookup in 2 GiB takes 59 ns instead of 103 ns).
 pub(crate) struct ValueArray<T: Plain> {
     map: HugeMap,
     len: usize,

@@ -378,7 +378,7 @@ struct CaptureGen<'a> {
     rules: RuleSet,
     enemy: Bitboard,
     enemy_kings: Bitboard,
-    /// Empty squares; the moving piece's origin counts as empty (RULES.md, "Capturing").
+    /// Empty squares; the moving piece's origin counts as empty (docs/RULES.md, "Capturing").
     empty: Bitboard,
     from: Square,
     king: bool,

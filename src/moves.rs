@@ -10,7 +10,7 @@ pub const MAX_PATH: usize = 20;
 /// A move: an ordinary move or a complete capture sequence.
 ///
 /// Two captures with the same origin, destination and captured set are the
-/// same move (RULES.md, "Board and notation"); move generation lists such a
+/// same move (docs/RULES.md, "Board, pieces, notation"); move generation lists such a
 /// move once and keeps the first landing path it found.
 #[derive(Copy, Clone, PartialEq, Eq, Hash)]
 pub struct Move {

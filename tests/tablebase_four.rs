@@ -1,6 +1,6 @@
 //! Every table up to four pieces, in both rule sets: generated, compared with the
 //! checked-in manifest, and verified by the forward pass. This is the slowest test
-//! (about 9 minutes on two cores; see BENCHMARKS.md) and the strongest: it runs in CI.
+//! (about 2.5 minutes on two cores) and the strongest: it runs in CI.
 
 use frisian_tb::generate::{self, Plan, Quiet};
 use frisian_tb::{Material, RuleSet};

@@ -3,8 +3,7 @@
 //!
 //! Initialisation and propagation divide batch positions by these numbers
 //! several times per state; the hardware division was about 3% of the
-//! samples of the KKMvKK and KKMvKM pairs (BENCHMARKS.md, 2026-12-06,
-//! nineteenth session).
+//! samples of the KKMvKK and KKMvKM pairs.
 
 /// A divisor `d` with its reciprocal `c = ⌈2^64 / d⌉`: for `n · d < 2^64` the
 /// quotient `⌊n / d⌋` is the high word of `n · c` (Lemire, Kaser and Kurz,

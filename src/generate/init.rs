@@ -441,9 +441,9 @@ pub(super) fn initialise(
         solved,
         captures: &captures,
     };
-    // Handing whole segments to the buckets keeps this serial step short (it
-    // used to push every entry: 4.3% of the KKMvKM pair's samples, with the
-    // other core idle).
+    // Whole segments go to the buckets, which keeps this serial step short:
+    // pushing every entry took 4.3% of the KKMvKM pair's samples, with the
+    // other core idle.
     let mut run_buckets: Vec<Buckets> = vec![Vec::new(); layout.runs.len()];
     // The capture placements first, then the others (see [`Pass`]).
     for pass in [Pass::Captures, Pass::Others] {

@@ -67,8 +67,7 @@ impl Target {
     /// Where the value of `pos` (the placement this target was found for,
     /// with its counters set) after `m` is read. Always inlined: left to the
     /// compiler it became a call, which cost more instructions than
-    /// not replaying the move saved (cachegrind, BENCHMARKS.md 2026-12-07,
-    /// thirty-fourth session).
+    /// not replaying the move saved (measured with cachegrind).
     #[inline(always)]
     pub(super) fn source(
         &self,
@@ -217,7 +216,7 @@ impl Leaving {
     pub(super) fn add(&mut self, v: Value) {
         // Selects, not branches on the result: the successors' results come
         // in no order a branch predictor could learn (plain `if`s were
-        // compiled into branches; BENCHMARKS.md, 2026-12-06, evening).
+        // compiled into branches).
         use std::hint::select_unpredictable as select;
         let (loss, win) = (v.wdl == Wdl::Loss, v.wdl == Wdl::Win);
         self.best_win = self.best_win.min(select(loss, v.dtw + 1, NO_WIN));

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU16, AtomicU32};
 ///
 /// Four bytes a state (eight before) halve the memory that propagation
 /// reads and writes at random, so that more of a run's cells stay in the
-/// processor's cache (BENCHMARKS.md, 2026-12-05, fifteenth session).
+/// processor's cache.
 pub(super) struct Work {
     pub(super) cells: AtomicWords<AtomicU32>,
     /// The longest distance to win that did not fit a cell (0: none did).
@@ -221,8 +221,7 @@ const fn longest_byte(wdl: Wdl, dtw: u16) -> u8 {
 /// enough to cover a memory access, few enough to stay in the cache. Steps
 /// come in groups (the counter states of one predecessor placement share a
 /// cache line or two), so 16 steps were only a few lines ahead: 64 took
-/// 1.1-1.8% off the KKMvKM pair, 128 nothing more (BENCHMARKS.md, 2026-12-05,
-/// sixteenth session).
+/// 1.1-1.8% off the KKMvKM pair, 128 nothing more.
 pub(super) const PREFETCH_AHEAD: usize = 64;
 
 /// A bucket entry: kind (bit 63: 1 = win, 0 = loss) and the state's position in the batch.
