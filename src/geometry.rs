@@ -256,9 +256,6 @@ const fn build_rays() -> [[Ray; 8]; 50] {
 /// `RAYS[s][d]`: the squares beyond `s` in direction `d`, nearest first.
 pub(crate) static RAYS: [[Ray; 8]; 50] = build_rays();
 
-/// The long diagonal 46-41-37-32-28-23-19-14-10-5.
-pub const LONG_DIAGONAL: [u32; 10] = [46, 41, 37, 32, 28, 23, 19, 14, 10, 5];
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,7 +278,8 @@ mod tests {
 
     #[test]
     fn long_diagonal_is_a_diagonal() {
-        for w in LONG_DIAGONAL.windows(2) {
+        // The long diagonal 46-41-37-32-28-23-19-14-10-5.
+        for w in [46, 41, 37, 32, 28, 23, 19, 14, 10, 5].windows(2) {
             assert_eq!(sq(w[0]).step(Direction::UpRight), Some(sq(w[1])));
         }
     }

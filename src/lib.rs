@@ -22,29 +22,22 @@
 //! ```
 //!
 //! ## Modules
-//! The rules engine:
-//! - [`geometry`]: squares, directions, neighbour and ray tables.
-//! - [`bitboard`]: sets of squares.
-//! - [`piece`]: sides and pieces.
-//! - [`rules`]: rule sets, the counters of the three-move and seven-move rules.
-//! - [`position`]: a checked position with its counter state; playing moves.
-//! - [`movegen`]: legal move generation.
-//! - [`adjudication`]: whether a game is over, and its result.
-//! - [`moves`]: the move type and PDN notation.
-//! - [`fen`]: FEN input and output.
-//! - [`perft`]: move-tree counting.
+//! The rules engine: squares, bitboards, pieces, rule sets and counters,
+//! positions, move generation and adjudication live in private modules whose
+//! types are re-exported here ([`Position`], [`Move`], [`RuleSet`],
+//! [`Outcome`], ...); [`moves`] (the move type and PDN notation), [`fen`]
+//! and [`perft`] are public.
 //!
 //! Tables:
 //! - [`material`]: material names, build order, and what a material leads to.
 //! - [`index`]: the bijection between a material's states and table positions.
-//! - [`value`]: a state's solved value and its codings.
-//! - [`table`]: the table file format.
-//! - [`checksum`]: XXH64 and the manifest checksum of decoded values.
-//! - [`stats`]: a table's statistics; [`manifest`]: the manifest of tables.
+//! - [`table`]: the table file format; [`checksum`]: XXH64 and the manifest
+//!   checksum of decoded values; [`stats`]: a table's statistics;
+//!   [`manifest`]: the manifest of tables.
 //! - [`finished`]: finished tables decoded whole, for lookups while
 //!   generating and verifying.
-//! - [`probe`]: the tablebase prober; [`capi`]: its C interface
-//!   (`include/frisian_tb.h`).
+//! - [`probe`]: the tablebase prober ([`Tablebase`]); [`capi`]: its C
+//!   interface (`include/frisian_tb.h`).
 //!
 //! Using them:
 //! - [`study`]: checking studies (soundness, duals, cooks) and explaining draws.
@@ -52,20 +45,17 @@
 //! - [`diagram`]: SVG board diagrams; [`report`]: study reports as text and HTML.
 //!
 //! With the `generate` feature (on by default; Unix):
-//! - [`retro`]: retro-moves, the predecessors of a position.
-//! - [`generate`]: retrograde solving of tables.
-//! - [`verify`]: independent verification of tables.
-//!
-//! A private module, `memory`, holds the huge-page arrays that decoded
-//! tables live in.
+//! - `retro`: retro-moves, the predecessors of a position.
+//! - `generate`: retrograde solving of tables.
+//! - `verify`: independent verification of tables.
 
 #![warn(missing_docs)]
 // Without the generator, the parts of the index and the rules engine that
 // only it uses (retro-move helpers, placement caches) go unused.
 #![cfg_attr(not(feature = "generate"), allow(dead_code))]
 
-pub mod adjudication;
-pub mod bitboard;
+mod adjudication;
+mod bitboard;
 pub mod capi;
 pub mod checksum;
 pub mod diagram;
@@ -73,39 +63,39 @@ pub mod fen;
 pub mod finished;
 #[cfg(feature = "generate")]
 pub mod generate;
-pub mod geometry;
+mod geometry;
 pub mod index;
 pub mod manifest;
 pub mod material;
 pub(crate) mod memory;
-pub mod movegen;
+mod movegen;
 pub mod moves;
 pub mod pdn;
 pub mod perft;
-pub mod piece;
-pub mod position;
+mod piece;
+mod position;
 pub mod probe;
 pub mod report;
 #[cfg(feature = "generate")]
 pub mod retro;
-pub mod rules;
+mod rules;
 pub mod stats;
 pub mod study;
 pub mod table;
-pub mod value;
+mod value;
 #[cfg(feature = "generate")]
 pub mod verify;
 
 pub use adjudication::{Ending, Outcome};
 pub use bitboard::Bitboard;
 pub use geometry::{Direction, Square};
-pub use index::MaterialIndex;
+pub use index::{MaterialIndex, UnsupportedMaterial};
 pub use material::Material;
 pub use moves::{Move, MoveError, MoveList};
 pub use piece::{Piece, Role, Side};
 pub use position::{Position, PositionError, Setup};
 pub use probe::{ProbeError, Tablebase};
-pub use rules::{KingCount, RuleSet, SevenMove, Wdl};
+pub use rules::{KingCount, RuleSet, SevenMove, UnknownRuleSet, Wdl};
 pub use stats::TableStats;
 pub use value::Value;
 
