@@ -15,7 +15,8 @@
 //! - `S<side><moves>`: the official seven-move count, moves 0-7 made by the two-king side
 //!   (in one king each, the side that had the two kings). In two kings against one,
 //!   a missing field means 0.
-//! - `H<plies>`: the lidraughts ply count (ignored under the official rules).
+//! - `H<plies>`: the lidraughts ply count (under the official rules only
+//!   `H0`, as the lidraughts tail may carry it, is accepted).
 //! - `F<number>`: the lidraughts move number (accepted and ignored).
 //! - `+<count>[<square>]+<count>[<square>]`: the lidraughts three-move tail, Black first,
 //!   the square in two digits (`+0+236`: Black none, White's king on 36 has moved twice).
@@ -70,6 +71,10 @@ pub enum FenErrorKind {
     /// Text after the end of the FEN.
     #[error("unexpected trailing text '{0}'")]
     TrailingJunk(String),
+    /// A lidraughts ply count other than 0 under the official rules, which
+    /// have no such count.
+    #[error("the ply count H{0} is a lidraughts rule; the official rules have none (leave it out, or use the lidraughts rules)")]
+    PliesUnderOfficialRules(u8),
     /// The FEN parses but is not a legal position.
     #[error("{0}")]
     Position(#[from] PositionError),
@@ -95,15 +100,51 @@ pub struct FenError {
 /// assert_eq!(err.to_string(), "invalid FEN at column 7: square 51 is off the board (1-50)");
 /// ```
 pub fn parse(text: &str, rules: RuleSet) -> Result<Position, FenError> {
-    let setup = parse_setup(text)?;
+    let (setup, columns) = parse_located(text)?;
+    if rules == RuleSet::Official && setup.plies > 0 {
+        return Err(FenError {
+            column: columns.plies.unwrap_or(1),
+            kind: FenErrorKind::PliesUnderOfficialRules(setup.plies),
+        });
+    }
     Position::from_setup(&setup, rules).map_err(|e| FenError {
-        column: 1,
+        column: columns.of(&e),
         kind: e.into(),
     })
 }
 
 /// Parse a FEN into a [`Setup`], without checking counters against the material.
 pub fn parse_setup(text: &str) -> Result<Setup, FenError> {
+    parse_located(text).map(|(setup, _)| setup)
+}
+
+/// Where the counter fields of a FEN are (1-based columns), so that an error
+/// found when the setup is checked points at the field it is about.
+#[derive(Default)]
+struct Columns {
+    /// Each side's three-move state (a `T` field, or the lidraughts tail).
+    three: [Option<usize>; 2],
+    seven: Option<usize>,
+    plies: Option<usize>,
+}
+
+impl Columns {
+    /// The column of the field that position error `e` is about (1 for
+    /// errors about the pieces, which may involve several fields).
+    fn of(&self, e: &PositionError) -> usize {
+        let column = match e {
+            PositionError::ThreeMoveCount { side, .. }
+            | PositionError::ThreeMoveNoKing { side, .. } => self.three[side.index()],
+            PositionError::SevenMove { .. } => self.seven,
+            PositionError::Plies(..) => self.plies,
+            _ => None,
+        };
+        column.unwrap_or(1)
+    }
+}
+
+/// [`parse_setup`], with the columns of the counter fields.
+fn parse_located(text: &str) -> Result<(Setup, Columns), FenError> {
     // Each character with its column, for error messages; whitespace around
     // tokens is tolerated, inside a token it is not.
     let chars: Vec<(usize, char)> = text.chars().enumerate().map(|(i, c)| (i + 1, c)).collect();
@@ -164,6 +205,7 @@ pub fn parse_setup(text: &str) -> Result<Setup, FenError> {
         }
     });
 
+    let mut columns = Columns::default();
     let mut seen_sides = [false; 2];
     let mut seen_ext: Vec<String> = Vec::new();
     let mut occupied: Vec<u32> = Vec::new();
@@ -208,6 +250,16 @@ pub fn parse_setup(text: &str) -> Result<Setup, FenError> {
                 }
                 seen_ext.push(key);
                 parse_counter(h, field, &mut setup).map_err(|kind| err(column, kind))?;
+                match h {
+                    'T' => {
+                        let white = body.first().is_some_and(|c| c.1.eq_ignore_ascii_case(&'W'));
+                        columns.three[if white { 0 } else { 1 }] = Some(column);
+                    }
+                    '+' => columns.three = [Some(column); 2],
+                    'S' => columns.seven = Some(column),
+                    'H' => columns.plies = Some(column),
+                    _ => {}
+                }
             }
             _ => return Err(err(column, FenErrorKind::BadField(text_of(field)))),
         }
@@ -217,7 +269,7 @@ pub fn parse_setup(text: &str) -> Result<Setup, FenError> {
             return Err(err(end_column, FenErrorKind::MissingSide(side)));
         }
     }
-    Ok(setup)
+    Ok((setup, columns))
 }
 
 type Chars<'a> = &'a [(usize, char)];

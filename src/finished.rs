@@ -165,28 +165,36 @@ impl Solved {
     }
 }
 
-/// Whether both files of a table exist and open cleanly.
+/// Whether both files of a table exist, open cleanly and hold the bytes
+/// their headers' body checksums record (a table whose bytes rotted on disk
+/// is not complete, and a run generates it again).
 pub fn is_complete(dir: &Path, material: Material, rules: RuleSet) -> bool {
-    [Metric::Wdl, Metric::Dtw].iter().all(|&metric| {
-        let path = dir.join(table::file_name(material, rules, metric));
-        TableFile::open_expecting(&path, material, rules, metric).is_ok()
-    })
+    [Metric::Wdl, Metric::Dtw]
+        .iter()
+        .all(|&metric| check_file(dir, material, rules, metric).is_ok())
 }
 
-/// The files of a table that exist but do not open cleanly (truncated,
-/// corrupt, or built for another rule set, material or format version), with
-/// what is wrong: a run generates them again, and says so.
+/// The files of a table that exist but are not sound (truncated, corrupt,
+/// bytes changed since they were written, or built for another rule set,
+/// material or format version), with what is wrong: a run generates them
+/// again, and says so.
 pub fn damaged(dir: &Path, material: Material, rules: RuleSet) -> Vec<TableError> {
     [Metric::Wdl, Metric::Dtw]
         .iter()
-        .filter_map(|&metric| {
-            let path = dir.join(table::file_name(material, rules, metric));
-            if !path.exists() {
-                return None;
-            }
-            TableFile::open_expecting(&path, material, rules, metric).err()
-        })
+        .filter(|&&metric| dir.join(table::file_name(material, rules, metric)).exists())
+        .filter_map(|&metric| check_file(dir, material, rules, metric).err())
         .collect()
+}
+
+/// Open one file of a table and check its body against its checksum.
+fn check_file(
+    dir: &Path,
+    material: Material,
+    rules: RuleSet,
+    metric: Metric,
+) -> Result<(), TableError> {
+    let path = dir.join(table::file_name(material, rules, metric));
+    TableFile::open_expecting(&path, material, rules, metric)?.check_body()
 }
 
 /// The decoded values of a finished table (packed as `Value::pack` does).

@@ -92,12 +92,17 @@ pub(crate) fn trim_pool() {
 pub(crate) struct HugeMap(Option<MmapMut>);
 
 impl HugeMap {
+    // Inlined: the generator's arrays reach their memory through these on
+    // every access, from other modules.
+    #[inline]
     pub(crate) fn as_ptr(&self) -> *const u8 {
         self.0.as_ref().expect("held until dropped").as_ptr()
     }
+    #[inline]
     pub(crate) fn as_mut_ptr(&mut self) -> *mut u8 {
         self.0.as_mut().expect("held until dropped").as_mut_ptr()
     }
+    #[inline]
     pub(crate) fn len(&self) -> usize {
         self.0.as_ref().map_or(0, |m| m.len())
     }

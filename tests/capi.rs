@@ -324,16 +324,25 @@ fn the_c_example_builds_and_probes() {
         .status()
         .unwrap();
     assert!(status.success());
-    let out = std::process::Command::new(&exe)
-        .arg(tables())
-        .arg("W:WK18,15:BK39")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
-    assert!(text.contains("W:WK18,15:BK39: win in 11 plies"), "{text}");
-    assert!(
-        text.contains("W:WK18,15:BK46 from bitboards: draw (code 0)"),
-        "{text}"
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(&exe)
+            .arg(tables())
+            .args(args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{text}");
+        text
+    };
+    assert_eq!(
+        run(&["W:WK18,15:BK39"]),
+        "W:WK18,15:BK39: win in 11 plies\n"
     );
+    assert_eq!(
+        run(&[]),
+        "W:WK18,15:BK46 from bitboards: draw\n",
+        "the bitboard position"
+    );
+    // One ply, in the singular.
+    assert_eq!(run(&["W:WK1:BK2"]), "W:WK1:BK2: win in 1 ply\n");
 }

@@ -265,7 +265,7 @@ fn generate_probe_info_and_verify_from_the_command_line() {
         "KvM",
     ]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("1 tables checked, 0 failed"), "{out}");
+    assert!(out.contains("1 table checked, 0 failed"), "{out}");
     // Against a manifest: the run's own agrees; a doctored line is named.
     let manifest = dir.join("MANIFEST");
     let (code, out, _) = run(&[

@@ -204,7 +204,13 @@ pub(super) fn board_diagram(pos: &Position) -> String {
             pos.turn(),
             o.ending.describe()
         )),
-        None => s.push_str(&format!("{} legal moves.\n", pos.legal_moves().len())),
+        None => {
+            let n = pos.legal_moves().len();
+            s.push_str(&format!(
+                "{n} legal move{}.\n",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
     }
     s
 }

@@ -4,13 +4,30 @@ use super::CliError;
 use frisian_tb::table::{Metric, TableFile};
 use std::path::Path;
 
+/// Print a table file's header and statistics; a file whose body does not
+/// match its checksum is reported, after the header, as a failed check.
 pub(super) fn cmd_info(file: &Path, json: bool) -> Result<(), CliError> {
+    if file.is_dir() {
+        return Err(CliError::Other(format!(
+            "{} is a directory; give a table file, e.g. {}",
+            file.display(),
+            file.join("KvK.official.wdl").display()
+        )));
+    }
     let t = TableFile::open(file)?;
+    let checked = t.check_body();
+    let body = match &checked {
+        Ok(()) => "ok".to_string(),
+        Err(_) => "DAMAGED (does not match the header's checksum)".to_string(),
+    };
+    print_info(file, &t, &body, json);
+    checked.map_err(|e| CliError::CheckFailed(e.to_string()))
+}
+
+/// The header and statistics of table `t` (read from `file`), with `body`
+/// the outcome of its body check.
+fn print_info(file: &Path, t: &TableFile, body: &str, json: bool) {
     let h = t.header();
-    let body = t
-        .check_body()
-        .map(|_| "ok".to_string())
-        .unwrap_or_else(|e| e.to_string());
     if json {
         let v = serde_json::json!({
             "file": file.display().to_string(),
@@ -33,7 +50,7 @@ pub(super) fn cmd_info(file: &Path, json: bool) -> Result<(), CliError> {
             "body_checksum": body,
         });
         println!("{v}");
-        return Ok(());
+        return;
     }
     println!("file:          {}", file.display());
     println!(
@@ -74,5 +91,4 @@ pub(super) fn cmd_info(file: &Path, json: bool) -> Result<(), CliError> {
         "checksums:     values {:016x}; body {}",
         h.values_checksum, body
     );
-    Ok(())
 }

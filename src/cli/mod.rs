@@ -80,7 +80,7 @@ enum Command {
     )]
     Materials {
         /// Largest number of pieces.
-        #[arg(long, default_value_t = 5, value_parser = pieces_arg)]
+        #[arg(long, default_value_t = DEFAULT_MAX_PIECES, value_parser = pieces_arg)]
         max_pieces: u32,
         /// Rule set (sizes differ in the draw counters).
         #[arg(long, default_value = "official")]
@@ -99,7 +99,7 @@ enum Command {
     )]
     Generate {
         /// Largest number of pieces.
-        #[arg(long, default_value_t = 3, value_parser = pieces_arg)]
+        #[arg(long, default_value_t = DEFAULT_MAX_PIECES, value_parser = pieces_arg)]
         max_pieces: u32,
         /// Only this material (e.g. KMvK), its colour flip and what they depend on.
         #[arg(long, value_parser = table_material_arg)]
@@ -128,7 +128,7 @@ enum Command {
     },
     /// The value of a position and of every legal move, from the tables.
     #[command(
-        after_help = "Examples:\n  frisian-tb probe 'W:WK18,15:BK46'\n  frisian-tb probe --json 'W:WK1,K2:BK6'\n  frisian-tb probe --play '43-34' 'W:WK43,K50:BK14:SW4'\n  frisian-tb probe 'W:W28,K1:B9,18,23,K50'   # six pieces: searched to the tables\n  frisian-tb probe --tables tables --tables /data/five 'W:W15,K18,K20:B40,K46'"
+        after_help = "Examples:\n  frisian-tb probe 'W:WK18,15:BK46'\n  frisian-tb probe --json 'W:WK1,K2:BK6'\n  frisian-tb probe --play '43-34' 'W:WK43,K50:BK14:SW4'\n  frisian-tb probe 'W:W28,K1:B9,18,23,K50'   # six pieces: searched to the tables\n  frisian-tb probe --tables tables --tables /data/five 'W:W15,K18:B40,K46'"
     )]
     Probe {
         #[command(flatten)]
@@ -153,7 +153,7 @@ enum Command {
     },
     /// Check an endgame study: is the claim true, the main line, duals and cooks.
     #[command(
-        after_help = "Examples:\n  frisian-tb study --claim win 'W:WK18,15:BK39'\n  frisian-tb study --claim win --solution '1. 15-10 39-44 2. 10-4' 'W:WK18,15:BK39'\n  frisian-tb study --claim draw --json 'B:WK18,15:BK37'\n  frisian-tb study --pdn studies.pdn --html report.html\n\nThe claim is for the side to move. In a PDN file the claim comes from the Result tag\n(2-0 White wins, 0-2 Black wins, 1-1 the side to move draws), the position from the FEN\ntag, the solution from the move text; GameType must be 40 (Frisian) when given."
+        after_help = "Examples:\n  frisian-tb study --claim win 'W:WK18,15:BK39'\n  frisian-tb study --claim win --solution '1. 15-10 39-44 2. 10-4' 'W:WK18,15:BK39'\n  frisian-tb study --claim draw --json 'B:WK18,15:BK37'\n  frisian-tb study --pdn examples/studies.pdn --html report.html\n\nThe claim is for the side to move. In a PDN file the claim comes from the Result tag\n(2-0 White wins, 0-2 Black wins, 1-1 the side to move draws), the position from the FEN\ntag, the solution from the move text; GameType must be 40 (Frisian) when given."
     )]
     Study {
         #[command(flatten)]
@@ -195,14 +195,14 @@ enum Command {
     },
     /// Re-derive every stored value from its successors with the forward move generator.
     #[command(
-        after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n  frisian-tb verify --material KMvK --material KvKM\n  frisian-tb verify --tables /var/tmp/tb --manifest tables/MANIFEST   # same values as published?\n  frisian-tb verify --max-pieces 5 --max-memory 12   # skip (and name) tables that need more\n  frisian-tb verify --files-only --manifest tables/MANIFEST   # copied tables intact? (under a minute)\n  frisian-tb verify --journal /tmp/verify.journal   # run again after an interruption: resumes\n\nExit status 1 if any value or checksum is wrong, a table file is damaged, or a table differs\nfrom --manifest; 2 if a table could not be checked (a table it needs missing or damaged, or\nmore memory needed than allowed). Every other table is still checked."
+        after_help = "Examples:\n  frisian-tb verify\n  frisian-tb verify --tables /tmp/tables --rules lidraughts --json\n  frisian-tb verify --material KMvK --material KvKM\n  frisian-tb verify --tables /var/tmp/tb --max-pieces 3 --manifest tables/MANIFEST   # same values as published?\n  frisian-tb verify --max-pieces 3 --max-memory 12   # skip (and name) tables that need more\n  frisian-tb verify --files-only --manifest tables/MANIFEST   # copied tables intact? (under a minute)\n  frisian-tb verify --max-pieces 3 --journal /tmp/verify.journal   # run again after an interruption: resumes\n\nExit status 1 if any value or checksum is wrong, a table file is damaged, or a table differs\nfrom --manifest; 2 if a table could not be checked (a table it needs missing or damaged, or\nmore memory needed than allowed). Every other table is still checked."
     )]
     Verify {
         /// Table directory.
         #[arg(long, default_value = "tables")]
         tables: PathBuf,
         /// Rule set: official, lidraughts or both.
-        #[arg(long, default_value = "both")]
+        #[arg(long, default_value = "official")]
         rules: RulesChoice,
         /// Only tables with at most this many pieces.
         #[arg(long, value_parser = pieces_arg)]
@@ -239,7 +239,7 @@ enum Command {
     },
     /// Draw the board with its counter state.
     #[command(
-        after_help = "Examples:\n  frisian-tb show 'W:W31-50:B1-20'\n  frisian-tb show 'W:WK45,31:B7:TW45/2'\n  frisian-tb show --svg board.svg --arrow 28x13 'W:W28:B9,18,20,29,38'\n  frisian-tb show --json --play '18-23' 'W:WK18,15:BK46'"
+        after_help = "Examples:\n  frisian-tb show 'W:W31-50:B1-20'\n  frisian-tb show 'W:WK45,31:B7:TW45/2'\n  frisian-tb show --svg board.svg --arrow 28x48 'W:W28:B9,18,20,29,38'\n  frisian-tb show --json --play '18-23' 'W:WK18,15:BK46'"
     )]
     Show {
         #[command(flatten)]
@@ -257,6 +257,10 @@ enum Command {
         fen: String,
     },
 }
+
+/// The default of `--max-pieces`, for `materials` and `generate` alike:
+/// what `generate` builds in seconds.
+const DEFAULT_MAX_PIECES: u32 = 4;
 
 /// `--max-pieces`: tables have 2 to [`MAX_PIECES`] pieces.
 fn pieces_arg(s: &str) -> Result<u32, String> {
@@ -279,6 +283,21 @@ fn table_material_arg(s: &str) -> Result<Material, String> {
         ));
     }
     Ok(m)
+}
+
+/// Threads beyond this many per processor only add switching.
+const THREADS_PER_PROCESSOR: usize = 4;
+
+/// `--threads`: at least one, at most [`THREADS_PER_PROCESSOR`] per processor.
+fn check_threads(t: usize) -> Result<(), CliError> {
+    let processors = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let most = THREADS_PER_PROCESSOR * processors;
+    if t == 0 || t > most {
+        return Err(CliError::Other(format!(
+            "--threads {t}: give 1 to {most} ({THREADS_PER_PROCESSOR} per processor; this machine has {processors})"
+        )));
+    }
+    Ok(())
 }
 
 /// `--max-memory`: a positive number of GiB.
@@ -357,6 +376,10 @@ enum CliError {
     /// Verification found problems: already reported, exit status 1.
     #[error("verification failed")]
     VerifyFailed,
+    /// A check found a damaged or wrong file, or a study that could not be
+    /// checked: exit status 1.
+    #[error("{0}")]
+    CheckFailed(String),
 }
 
 /// Run the command line; returns the process exit status.
@@ -365,6 +388,10 @@ pub fn main() -> i32 {
     match run(cli) {
         Ok(()) => 0,
         Err(CliError::VerifyFailed) => 1,
+        Err(e @ CliError::CheckFailed(_)) => {
+            eprintln!("error: {e}");
+            1
+        }
         Err(e) => {
             eprintln!("error: {e}");
             2
@@ -405,6 +432,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             plan,
         } => {
             if let Some(t) = threads {
+                check_threads(t)?;
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(t)
                     .build_global()
@@ -543,10 +571,7 @@ fn position(common: &Common, fen_text: Option<&str>, start: Start) -> Result<Pos
         (None, Start::Frysk) => Position::frysk(common.rules),
     };
     if let Some(moves) = &common.play {
-        let tokens = moves
-            .split_whitespace()
-            .filter(|t| !t.ends_with('.') && !t.chars().all(|c| c.is_ascii_digit()));
-        for (i, text) in tokens.enumerate() {
+        for (i, text) in play_tokens(moves)?.into_iter().enumerate() {
             let legal = pos.legal_moves();
             if let Some(outcome) = pos.outcome() {
                 return Err(CliError::Play(format!(
@@ -564,6 +589,33 @@ fn position(common: &Common, fen_text: Option<&str>, start: Start) -> Result<Pos
         }
     }
     Ok(pos)
+}
+
+/// The moves of `--play` text: PDN moves separated by spaces, with move
+/// numbers (`1.`, `12...`, or `1.32-27` written together) left out. A bare
+/// number is an error, not a move number: `32 27` is a mistyped `32-27`.
+fn play_tokens(text: &str) -> Result<Vec<&str>, CliError> {
+    let mut out = Vec::new();
+    for token in text.split_whitespace() {
+        let is_number = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_ascii_digit());
+        // A move number ends with dots; a move may follow it without a space.
+        let mov = match token.rfind('.') {
+            Some(dot) if is_number(token.trim_end_matches('.').split('.').next().unwrap_or("")) => {
+                &token[dot + 1..]
+            }
+            _ => token,
+        };
+        if mov.is_empty() {
+            continue;
+        }
+        if is_number(mov) {
+            return Err(CliError::Play(format!(
+                "'{mov}' is not a move: write a move as 32-27 or 27x18, and a move number with a dot (1.)"
+            )));
+        }
+        out.push(mov);
+    }
+    Ok(out)
 }
 
 /// Write a whole file (to a temporary name, then renamed, so a reader never
@@ -585,6 +637,15 @@ fn open_tablebase(dirs: &[PathBuf], rules: RuleSet) -> Result<Tablebase, CliErro
     let mut tb = Tablebase::new(rules);
     let mut n = 0;
     for dir in dirs {
+        // A directory of the search path that is not there is left out (a
+        // disk not mounted, say): the others may still hold every table.
+        if dirs.len() > 1 && !dir.exists() {
+            eprintln!(
+                "warning: table directory {} does not exist; skipped",
+                dir.display()
+            );
+            continue;
+        }
         n += tb.add_directory(dir).map_err(|e| {
             CliError::Other(format!(
                 "cannot read table directory {}: {e}",

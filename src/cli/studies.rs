@@ -71,10 +71,17 @@ pub(super) fn cmd_study_pdn(
 ) -> Result<(), CliError> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| CliError::Other(format!("cannot read {}: {e}", file.display())))?;
+    let games = pdn::parse_games(&text);
+    if games.is_empty() {
+        return Err(CliError::Other(format!(
+            "{} holds no game: nothing to check",
+            file.display()
+        )));
+    }
     let tb = open_tablebase(dirs, rules)?;
     let mut results = Vec::new();
     let mut pages = Vec::new();
-    for game in pdn::parse_games(&text) {
+    for game in games {
         let game = match game {
             Ok(g) => g,
             Err(e) => {
@@ -154,8 +161,9 @@ pub(super) fn cmd_study_pdn(
     let spoiled = count(&|r| r.holds && !r.sound);
     let unreadable = results.iter().filter(|r| r.error.is_some()).count();
     let summary = format!(
-        "{} studies: {sound_unique} sound with a unique solution, {sound_duals} sound with duals, {false_claims} with a false claim, {spoiled} whose solution leaves the claim, {unreadable} not checked",
-        results.len()
+        "{} stud{}: {sound_unique} sound with a unique solution, {sound_duals} sound with duals, {false_claims} with a false claim, {spoiled} whose solution leaves the claim, {unreadable} not checked",
+        results.len(),
+        if results.len() == 1 { "y" } else { "ies" }
     );
     if let Some(out) = html {
         let title = format!("Studies of {}", file.display());
@@ -166,7 +174,7 @@ pub(super) fn cmd_study_pdn(
             "{}",
             serde_json::json!({"studies": results, "summary": {"studies": results.len(), "sound_unique": sound_unique, "sound_with_duals": sound_duals, "false_claim": false_claims, "solution_fails": spoiled, "not_checked": unreadable}})
         );
-        return Ok(());
+        return not_checked_error(unreadable, results.len());
     }
     for r in &results {
         println!("=== Game {} (line {}): {}", r.game, r.line, r.name);
@@ -177,5 +185,17 @@ pub(super) fn cmd_study_pdn(
         }
     }
     println!("{summary}");
-    Ok(())
+    not_checked_error(unreadable, results.len())
+}
+
+/// The outcome of a PDN run in which `unreadable` of `total` studies could
+/// not be checked: a failed check (exit status 1) if any, named in the
+/// summary above.
+fn not_checked_error(unreadable: usize, total: usize) -> Result<(), CliError> {
+    if unreadable == 0 {
+        return Ok(());
+    }
+    Err(CliError::CheckFailed(format!(
+        "{unreadable} of {total} studies could not be checked (see each one's reason above)"
+    )))
 }

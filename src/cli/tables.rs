@@ -171,6 +171,34 @@ impl What<'_> {
     }
 }
 
+/// Say before a run starts which pairs it will refuse for lack of memory
+/// (and so skip, with the pairs that need them), rather than only when it
+/// reaches them, perhaps hours later.
+fn warn_of_refusals(plan: &Plan, pending: &[Material]) {
+    let Some(limit) = plan.memory_limit.or_else(generate::available_memory) else {
+        return;
+    };
+    let refused: Vec<String> = pending
+        .iter()
+        .filter(|&&m| generate::memory_estimate(m, plan.rules) > limit)
+        .map(|&m| {
+            let names: Vec<String> = m.with_flip().iter().map(|x| x.to_string()).collect();
+            names.join(" + ")
+        })
+        .collect();
+    if refused.is_empty() {
+        return;
+    }
+    eprintln!(
+        "warning: {} of {} pairs need more memory than the {:.1} GiB allowed, and this run \
+         will skip them and the pairs that need them: {}; `generate --plan` shows what each needs",
+        refused.len(),
+        pending.len(),
+        limit as f64 / (1u64 << 30) as f64,
+        refused.join(", ")
+    );
+}
+
 /// `generate --plan`: list the pairs still to solve with the memory and
 /// work-file disk each needs, against the limit and the free disk; generate
 /// nothing. A pair over the limit is marked as a run would refuse it.
@@ -310,6 +338,7 @@ pub(super) fn cmd_generate(what: &What, json: bool) -> Result<(), CliError> {
             }
         }
     }
+    warn_of_refusals(&plan, &pending);
     let total: u64 = pending
         .iter()
         .map(|&m| MaterialIndex::new(m, rules).size() * m.with_flip().len() as u64)

@@ -160,6 +160,10 @@ pub(super) fn cmd_verify(
     // Every table to check, first, so that one bar (or a log line a minute)
     // shows the whole run with its ETA.
     let work = tables_to_check(selection, &bases);
+    let missing = published
+        .as_ref()
+        .map(|m| missing_from_directory(selection, m, &work))
+        .unwrap_or_default();
     let total = work
         .iter()
         .map(|&(r, m)| MaterialIndex::new(m, r).size())
@@ -172,7 +176,10 @@ pub(super) fn cmd_verify(
         limit,
         meter: Meter::new(total, json),
     };
-    let mut report = Report::default();
+    let mut report = Report {
+        missing,
+        ..Report::default()
+    };
     for (k, &(r, m)) in work.iter().enumerate() {
         run.meter
             .bar
@@ -187,7 +194,41 @@ pub(super) fn cmd_verify(
         )));
     }
     report.print(json, files_only, manifest);
-    report.status()
+    report.status(selection.dir, manifest)
+}
+
+/// The tables `manifest` lists that the directory should hold but does not:
+/// those of the selection (rule sets, `--max-pieces`, `--material`) with no
+/// more pieces than the largest table of their rule set found (`work`), so
+/// that tables up to four pieces compare with a manifest that goes on to
+/// five.
+fn missing_from_directory(
+    selection: &Selection,
+    manifest: &Manifest,
+    work: &[(RuleSet, Material)],
+) -> Vec<(RuleSet, Material)> {
+    let mut out = Vec::new();
+    for &r in selection.rules {
+        let largest = work
+            .iter()
+            .filter(|(wr, _)| *wr == r)
+            .map(|(_, m)| m.pieces())
+            .max()
+            .unwrap_or(0);
+        for (rules, material, _) in manifest.iter() {
+            let Ok(m) = material.parse::<Material>() else {
+                continue;
+            };
+            let wanted = rules == r.name()
+                && m.pieces() <= largest
+                && selection.max_pieces.is_none_or(|n| m.pieces() <= n)
+                && (selection.only.is_empty() || selection.only.contains(&m));
+            if wanted && !work.contains(&(r, m)) {
+                out.push((r, m));
+            }
+        }
+    }
+    out
 }
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -279,6 +320,8 @@ struct Report {
     unverifiable: Vec<(RuleSet, Material, String)>,
     /// Tables skipped as the journal records them passed.
     from_journal: usize,
+    /// Tables the manifest lists that the directory lacks.
+    missing: Vec<(RuleSet, Material)>,
 }
 
 impl Run<'_> {
@@ -441,7 +484,8 @@ impl Report {
             println!("{}", self.to_json(files_only));
             return;
         }
-        let mut line = format!("{} tables checked", self.checks.len());
+        let n = self.checks.len();
+        let mut line = format!("{n} table{} checked", if n == 1 { "" } else { "s" });
         if files_only {
             line += " (files only: no value re-derived)";
         }
@@ -465,6 +509,13 @@ impl Report {
             );
         }
         if let Some(p) = manifest {
+            if !self.missing.is_empty() {
+                line += &format!(
+                    ", {} listed in {} missing from the directory",
+                    self.missing.len(),
+                    p.display()
+                );
+            }
             line += &format!(" (statistics and checksums compared with {})", p.display());
         }
         println!("{line}");
@@ -486,14 +537,34 @@ impl Report {
             .iter()
             .map(|(r, m, e)| serde_json::json!({"rules": r.name(), "material": m.to_string(), "error": e}))
             .collect();
-        serde_json::json!({"tables": list, "failed": self.failed(), "not_checked": skipped, "unverifiable": unreadable, "files_only": files_only, "from_journal": self.from_journal})
+        let missing: Vec<serde_json::Value> = self
+            .missing
+            .iter()
+            .map(|(r, m)| serde_json::json!({"rules": r.name(), "material": m.to_string()}))
+            .collect();
+        serde_json::json!({"tables": list, "failed": self.failed(), "not_checked": skipped, "unverifiable": unreadable, "missing": missing, "files_only": files_only, "from_journal": self.from_journal})
     }
 
-    /// The run's result: an error if any table failed, could not be
-    /// checked, or was not checked for lack of memory.
-    fn status(&self) -> Result<(), CliError> {
+    /// The run's result: an error if any table failed, is missing from
+    /// `dir` though the manifest lists it, could not be checked, or was not
+    /// checked for lack of memory.
+    fn status(&self, dir: &Path, manifest: Option<&Path>) -> Result<(), CliError> {
         if self.failed() > 0 {
             return Err(CliError::VerifyFailed);
+        }
+        if let (false, Some(path)) = (self.missing.is_empty(), manifest) {
+            let names: Vec<String> = self
+                .missing
+                .iter()
+                .map(|(r, m)| format!("{m} ({})", r.name()))
+                .collect();
+            return Err(CliError::CheckFailed(format!(
+                "{} tables listed in {} are not in {}: {}",
+                names.len(),
+                path.display(),
+                dir.display(),
+                names.join(", ")
+            )));
         }
         if let Some((r, m, e)) = self.unverifiable.first() {
             return Err(CliError::Other(format!(

@@ -10,6 +10,9 @@ pub enum GenerateError {
     /// A table could not be read or written.
     #[error(transparent)]
     Table(TableError),
+    /// A finished table this run reads is damaged.
+    #[error("{0}; remove the file and run generate again, which generates it anew")]
+    Damaged(TableError),
     /// A table needed for captures or promotions is not there.
     #[error("table {0} is needed first (generate it, or run generate without --material)")]
     Missing(String),
@@ -57,6 +60,9 @@ impl From<TableError> for GenerateError {
     fn from(e: TableError) -> GenerateError {
         match e {
             TableError::Missing { file } => GenerateError::Missing(file),
+            e @ (TableError::Corrupt { .. }
+            | TableError::Version { .. }
+            | TableError::Mismatch { .. }) => GenerateError::Damaged(e),
             e => GenerateError::Table(e),
         }
     }
