@@ -15,8 +15,9 @@
 //! - `S<side><moves>`: the official seven-move count, moves 0-7 made by the two-king side
 //!   (in one king each, the side that had the two kings). In two kings against one,
 //!   a missing field means 0.
-//! - `H<plies>`: the lidraughts ply count (under the official rules only
-//!   `H0`, as the lidraughts tail may carry it, is accepted).
+//! - `H<plies>`: the lidraughts ply count (ignored under the official rules,
+//!   so that a lidraughts FEN with its tail can be pasted; the command line
+//!   warns when it ignores one).
 //! - `F<number>`: the lidraughts move number (accepted and ignored).
 //! - `+<count>[<square>]+<count>[<square>]`: the lidraughts three-move tail, Black first,
 //!   the square in two digits (`+0+236`: Black none, White's king on 36 has moved twice).
@@ -71,10 +72,6 @@ pub enum FenErrorKind {
     /// Text after the end of the FEN.
     #[error("unexpected trailing text '{0}'")]
     TrailingJunk(String),
-    /// A lidraughts ply count other than 0 under the official rules, which
-    /// have no such count.
-    #[error("the ply count H{0} is a lidraughts rule; the official rules have none (leave it out, or use the lidraughts rules)")]
-    PliesUnderOfficialRules(u8),
     /// The FEN parses but is not a legal position.
     #[error("{0}")]
     Position(#[from] PositionError),
@@ -101,12 +98,6 @@ pub struct FenError {
 /// ```
 pub fn parse(text: &str, rules: RuleSet) -> Result<Position, FenError> {
     let (setup, columns) = parse_located(text)?;
-    if rules == RuleSet::Official && setup.plies > 0 {
-        return Err(FenError {
-            column: columns.plies.unwrap_or(1),
-            kind: FenErrorKind::PliesUnderOfficialRules(setup.plies),
-        });
-    }
     Position::from_setup(&setup, rules).map_err(|e| FenError {
         column: columns.of(&e),
         kind: e.into(),

@@ -233,17 +233,25 @@ fn a_wrong_counter_field_is_named_by_its_column() {
     assert!(err.contains("names square 40"), "{err}");
 }
 
-/// The lidraughts ply count under the official rules is an error naming
-/// it; `H0` (what a lidraughts tail may carry) is accepted.
+/// The lidraughts ply count under the official rules, which have none, is
+/// ignored with a warning (a lidraughts FEN may be pasted with its tail);
+/// under the lidraughts rules it counts.
 #[test]
-fn a_ply_count_under_the_official_rules_is_an_error() {
+fn a_ply_count_under_the_official_rules_is_ignored_with_a_warning() {
     let (code, _, err) = run(&["show", "W:WK45:BK5,K6:H9"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("column 15") && err.contains("H9"), "{err}");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("warning: the lidraughts ply count H9 is ignored"),
+        "{err}"
+    );
     let (code, _, err) = run(&["show", "W:WK45:BK5,K6:H0"]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let (code, out, err) = run(&["show", "--rules", "lidraughts", "W:WK45:BK5,K6:H9"]);
     assert_eq!(code, 0, "{err}");
-    let (code, _, err) = run(&["show", "--rules", "lidraughts", "W:WK45:BK5,K6:H9"]);
-    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.is_empty() && out.contains("9 of 14 plies"),
+        "{out}{err}"
+    );
 }
 
 /// A table whose body bytes changed since it was written is not taken as

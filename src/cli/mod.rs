@@ -566,7 +566,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
 /// The position from a FEN (or a start position), after the `--play` moves.
 fn position(common: &Common, fen_text: Option<&str>, start: Start) -> Result<Position, CliError> {
     let mut pos = match (fen_text, start) {
-        (Some(text), _) => fen::parse(text, common.rules)?,
+        (Some(text), _) => {
+            let pos = fen::parse(text, common.rules)?;
+            warn_of_ignored_plies(text, common.rules);
+            pos
+        }
         (None, Start::Initial) => Position::initial(common.rules),
         (None, Start::Frysk) => Position::frysk(common.rules),
     };
@@ -589,6 +593,24 @@ fn position(common: &Common, fen_text: Option<&str>, start: Start) -> Result<Pos
         }
     }
     Ok(pos)
+}
+
+/// The lidraughts ply count has no meaning under the official rules, which
+/// ignore it (a lidraughts FEN keeps its tail when pasted): say so rather
+/// than drop it silently.
+fn warn_of_ignored_plies(text: &str, rules: RuleSet) {
+    if rules != RuleSet::Official {
+        return;
+    }
+    if let Ok(setup) = fen::parse_setup(text) {
+        if setup.plies > 0 {
+            eprintln!(
+                "warning: the lidraughts ply count H{} is ignored under the official rules \
+                 (--rules lidraughts plays by it)",
+                setup.plies
+            );
+        }
+    }
 }
 
 /// The moves of `--play` text: PDN moves separated by spaces, with move
