@@ -244,8 +244,11 @@ fn a_pdn_file_of_studies_is_checked_end_to_end() {
     let dir = tables().to_str().unwrap().to_string();
     let pdn = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/studies.pdn");
     let out = frisian_tb_cli(&["study", "--tables", &dir, "--pdn", pdn, "--json"]);
-    assert!(
-        out.status.success(),
+    // Three of the eight games cannot be checked: a failed check (status 1),
+    // after the whole report.
+    assert_eq!(
+        out.status.code(),
+        Some(1),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
