@@ -1,31 +1,12 @@
 //! The command line, run as a user would.
 
+mod common;
+
+use common::{generated, run_cli as run};
+
 use std::process::Command;
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_frisian-tb"))
-        .args(args)
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
-
 const START: &str = "W:W31-50:B1-20";
-
-/// The tables up to `pieces` pieces (official rules), generated afresh into
-/// `name` under the test directory.
-fn generated(name: &str, pieces: u32) -> std::path::PathBuf {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    let (n, d) = (pieces.to_string(), dir.to_str().unwrap().to_string());
-    let (code, _, err) = run(&["generate", "--max-pieces", &n, "--out", &d]);
-    assert_eq!(code, 0, "{err}");
-    dir
-}
 
 /// The line `verify` printed for material `m`.
 fn table_line(out: &str, m: &str) -> String {

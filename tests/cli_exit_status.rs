@@ -1,31 +1,11 @@
 //! The command line as a script uses it: every command exits non-zero
 //! whenever it did not do what was asked, and says why.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_frisian-tb"))
-        .args(args)
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+use common::{generated, run_cli as run};
 
-/// The official tables up to `pieces` pieces, generated afresh into `name`
-/// under the test directory.
-fn generated(name: &str, pieces: u32) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    let (n, d) = (pieces.to_string(), dir.to_str().unwrap().to_string());
-    let (code, _, err) = run(&["generate", "--max-pieces", &n, "--out", &d]);
-    assert_eq!(code, 0, "{err}");
-    dir
-}
+use std::path::Path;
 
 /// Flip one byte of a table file's body (past its header and offsets).
 fn flip_a_body_byte(file: &Path) {

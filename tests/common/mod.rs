@@ -1,5 +1,6 @@
 //! Shared test helpers: random positions, reachable by play or placed at random;
-//! a table header's checksum made to match after a change.
+//! a table header's checksum made to match after a change; the command line
+//! run as a user runs it.
 
 #![allow(dead_code)]
 
@@ -106,4 +107,28 @@ pub fn reseal_header(b: &mut [u8]) {
         let sum = frisian_tb::table::Fnv::of(&b[..80]);
         b[80..88].copy_from_slice(&sum.to_le_bytes());
     }
+}
+
+/// Run the `frisian-tb` binary: its exit status, standard output and error.
+pub fn run_cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_frisian-tb"))
+        .args(args)
+        .output()
+        .expect("binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// The official tables up to `pieces` pieces, generated afresh by the
+/// command line into `name` under the test directory.
+pub fn generated(name: &str, pieces: u32) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    let (n, d) = (pieces.to_string(), dir.to_str().unwrap().to_string());
+    let (code, _, err) = run_cli(&["generate", "--max-pieces", &n, "--out", &d]);
+    assert_eq!(code, 0, "{err}");
+    dir
 }
